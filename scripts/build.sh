@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Configures and builds one of gpumon's build trees with CMake + Ninja.
+#
+# Usage: scripts/build.sh [KIND] [NINJA_TARGET...]
+#   KIND     default  build/       RelWithDebInfo, tests and benchmarks (the default)
+#            asan     build-asan/  Debug, AddressSanitizer + UBSan, no benchmarks
+#            fuzz     build-fuzz/  clang, libFuzzer targets only
+#   targets  passed to ninja; all targets when none are given
+# Env:   GPUMON_JOBS        parallel jobs (default 2: the CI machine has 2 cores)
+#        GPUMON_BUILD_TYPE  overrides the CMake build type of the chosen kind
+#        GPUMON_VERBOSE=1   show every compile command and cmake's output
+#
+# Re-running is cheap: cmake only re-checks the tree and ninja only rebuilds
+# what changed. Dependencies are not installed here; see install-deps.sh.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+
+KIND=default
+case "${1:-}" in
+  default | asan | fuzz)
+    KIND=$1
+    shift
+    ;;
+  -h | --help)
+    sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    exit 0
+    ;;
+esac
+
+JOBS=${GPUMON_JOBS:-2}
+CMAKE_ARGS=(-G Ninja -Wno-dev)
+case "$KIND" in
+  default)
+    DIR=build
+    CMAKE_ARGS+=(-DCMAKE_BUILD_TYPE="${GPUMON_BUILD_TYPE:-RelWithDebInfo}")
+    ;;
+  asan)
+    DIR=build-asan
+    CMAKE_ARGS+=(-DCMAKE_BUILD_TYPE="${GPUMON_BUILD_TYPE:-Debug}"
+      -DGPUMON_SANITIZE=ON -DGPUMON_TESTS=ON -DGPUMON_BENCH=OFF)
+    ;;
+  fuzz)
+    DIR=build-fuzz
+    # The compiler is fixed at first configure; giving it every time keeps a
+    # tree from silently staying on gcc.
+    CMAKE_ARGS+=(-DCMAKE_BUILD_TYPE="${GPUMON_BUILD_TYPE:-RelWithDebInfo}"
+      -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
+      -DGPUMON_FUZZ=ON -DGPUMON_TESTS=OFF -DGPUMON_BENCH=OFF)
+    export CC=clang CXX=clang++
+    ;;
+esac
+
+log() { printf 'build(%s): %s\n' "$KIND" "$*" >&2; }
+
+if [ -f "$DIR/CMakeCache.txt" ]; then
+  generator=$(sed -n 's/^CMAKE_GENERATOR:INTERNAL=//p' "$DIR/CMakeCache.txt")
+  if [ -n "$generator" ] && [ "$generator" != Ninja ]; then
+    log "$DIR/ was configured with '$generator', not Ninja; remove $DIR/ and re-run"
+    exit 1
+  fi
+fi
+
+configure_log=$(mktemp)
+trap 'rm -f "$configure_log"' EXIT
+if ! cmake -S . -B "$DIR" "${CMAKE_ARGS[@]}" >"$configure_log" 2>&1; then
+  cat "$configure_log" >&2
+  log "cmake configure failed"
+  exit 1
+fi
+if [ "${GPUMON_VERBOSE:-0}" = 1 ]; then
+  cat "$configure_log" >&2
+fi
+
+NINJA_ARGS=(-C "$DIR" -j "$JOBS")
+if [ "${GPUMON_VERBOSE:-0}" = 1 ]; then
+  NINJA_ARGS+=(-v)
+else
+  NINJA_ARGS+=(--quiet)
+fi
+start=$(date +%s)
+if ! ninja "${NINJA_ARGS[@]}" "$@"; then
+  log "build failed"
+  exit 1
+fi
+log "built $DIR/ ${*:-all} in $(($(date +%s) - start)) s"

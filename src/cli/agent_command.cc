@@ -1,0 +1,141 @@
+// `gpumon agent`: the node agent. Wires NVML (real or simulated), the
+// collector, its scheduler, the XID watcher and the HTTP endpoint.
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/flags.h"
+#include "cli/runtime.h"
+#include "common/duration.h"
+#include "common/log.h"
+#include "gpu/agent_config.h"
+#include "gpu/nvml_session.h"
+#include "gpu/scheduler.h"
+#include "gpu/xid_watcher.h"
+#include "web/http_server.h"
+
+namespace gpumon::cli {
+namespace {
+
+constexpr const char* kIndexPage =
+    "<!doctype html><html><head><title>gpumon agent</title></head><body>"
+    "<h1>gpumon agent</h1><ul><li><a href=\"/metrics\">/metrics</a></li>"
+    "<li><a href=\"/healthz\">/healthz</a></li></ul>%s</body></html>";
+
+constexpr const char* kUsage =
+    "usage: gpumon agent [--listen HOST:PORT] [--config FILE] [--names native|dcgm|both]\n"
+    "                    [--simulate SPEC] [--seed N] [--nvml-lib PATH] [--hostname NAME]\n";
+
+}  // namespace
+
+int RunAgent(const std::vector<std::string>& args) {
+  auto flags = Flags::Parse(args, {{"listen", true},
+                                   {"config", true},
+                                   {"names", true},
+                                   {"simulate", true},
+                                   {"seed", true},
+                                   {"nvml-lib", true},
+                                   {"hostname", true},
+                                   {"help", false}});
+  if (!flags.ok()) {
+    std::cerr << "gpumon agent: " << flags.status().message() << "\n" << kUsage;
+    return 2;
+  }
+  if (flags->Has("help")) {
+    std::cout << kUsage;
+    return 0;
+  }
+  gpu::AgentConfig config;
+  if (auto path = flags->Get("config")) {
+    auto loaded = gpu::LoadAgentConfig(*path);
+    if (!loaded.ok()) {
+      std::cerr << "gpumon agent: bad config: " << loaded.status().message() << "\n";
+      return 2;
+    }
+    config = std::move(loaded).value();
+  }
+  std::string listen = flags->Get("listen").value_or(config.listen.value_or(":9400"));
+  gpu::NameScheme scheme = config.names.value_or(gpu::NameScheme::kNative);
+  if (auto n = flags->Get("names")) {
+    auto parsed = gpu::NameSchemeFromString(*n);
+    if (!parsed) {
+      std::cerr << "gpumon agent: --names must be native, dcgm or both\n";
+      return 2;
+    }
+    scheme = *parsed;
+  }
+
+  gpu::CollectorOptions options;
+  options.hostname = flags->Get("hostname").value_or(config.hostname.value_or(LocalHostname()));
+  options.enabled = config.enabled;
+  std::string library = config.nvml_library.value_or(gpu::kDefaultNvmlLibrary);
+  if (auto spec = flags->Get("simulate")) {
+    library = EnableSimulation(*spec, flags->Get("seed").value_or("1"));
+    options.simulated = true;
+  }
+  if (auto lib = flags->Get("nvml-lib")) library = *lib;
+
+  // Bind first so a port conflict fails fast, before NVML work.
+  web::HttpServer server;
+  if (Status s = server.Bind(listen); !s.ok()) {
+    std::cerr << "gpumon agent: " << s.message() << "\n";
+    return 1;
+  }
+  OnTerminationSignal([&server] { server.Stop(); });
+
+  std::unique_ptr<gpu::NvmlSession> session;
+  auto started = gpu::NvmlSession::Start(library);
+  if (started.ok()) {
+    session = std::move(started).value();
+    if (!session->library().missing().empty()) {
+      LogInfo("NVML library lacks " + std::to_string(session->library().missing().size()) +
+              " optional entry points; their metrics are absent (see `gpumon doctor`)");
+    }
+  } else {
+    LogError("NVML unavailable, serving agent metrics only (gpumon_nvml_up 0): " +
+             started.status().message());
+  }
+  gpu::GpuCollector collector(session ? &session->library() : nullptr, options,
+                              session ? session->versions() : gpu::SystemVersions{});
+  collector.Discover();
+  LogInfo("discovered " + std::to_string(collector.devices().size()) + " GPU(s)" +
+          (session ? ", driver " + session->versions().driver : ""));
+
+  gpu::CollectionScheduler scheduler;
+  for (int g = 0; g < gpu::kGroupCount; ++g) {
+    auto group = static_cast<gpu::Group>(g);
+    if (!gpu::IsSelectableGroup(group)) {
+      scheduler.Add(&collector, group, std::chrono::seconds(1));
+    } else if (config.enabled[g]) {
+      scheduler.Add(&collector, group, config.interval[g]);
+    }
+  }
+  scheduler.Start();
+  std::unique_ptr<gpu::XidWatcher> xids;
+  if (session) {
+    xids = std::make_unique<gpu::XidWatcher>(session->library());
+    xids->Start({&collector});
+  }
+
+  auto endpoint = MakeCollectorEndpoint(collector, scheme);
+  auto& http = server.raw();
+  http.Get("/metrics", [&](const httplib::Request& req, httplib::Response& res) {
+    web::HttpServer::ServeMetrics(*endpoint, req, res);
+  });
+  http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("ok\n", "text/plain; charset=utf-8");
+  });
+  const bool simulated = options.simulated;
+  http.Get("/", [simulated](const httplib::Request&, httplib::Response& res) {
+    char page[1024];
+    std::snprintf(page, sizeof page, kIndexPage,
+                  simulated ? "<p><strong>Simulated GPUs: not real hardware.</strong></p>" : "");
+    res.set_content(page, "text/html; charset=utf-8");
+  });
+  LogInfo("listening on " + listen + " (port " + std::to_string(server.port()) + ")");
+  server.Run();
+  if (xids) xids->Stop();
+  scheduler.Stop();
+  return 0;
+}
+
+}  // namespace gpumon::cli

@@ -1,0 +1,24 @@
+// The gpumon subcommands. Each takes its arguments (after the subcommand
+// name) and returns the process exit code.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpu/collector.h"
+#include "gpu/family_builder.h"
+#include "web/metrics_endpoint.h"
+
+namespace gpumon::cli {
+
+int RunAgent(const std::vector<std::string>& args);
+int RunSimulate(const std::vector<std::string>& args);
+int RunDoctor(const std::vector<std::string>& args);
+int RunCatalog(const std::vector<std::string>& args);
+
+// A /metrics endpoint rendering `collector`'s snapshot in `scheme`.
+std::unique_ptr<web::MetricsEndpoint> MakeCollectorEndpoint(const gpu::GpuCollector& collector,
+                                                            gpu::NameScheme scheme);
+
+}  // namespace gpumon::cli

@@ -1,0 +1,141 @@
+// `gpumon simulate`: N simulated GPU nodes behind one port, each a full agent
+// exposition at /node/<i>/metrics, for load and end-to-end tests. The data
+// goes through the agent's real path: fake NVML -> collector -> exposition.
+#include <cstdio>
+#include <iostream>
+#include <regex>
+
+#include "cli/commands.h"
+#include "cli/flags.h"
+#include "cli/runtime.h"
+#include "common/duration.h"
+#include "common/log.h"
+#include "gpu/nvml_session.h"
+#include "gpu/scheduler.h"
+#include "gpu/xid_watcher.h"
+#include "web/http_server.h"
+
+namespace gpumon::cli {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: gpumon simulate --nodes N [--gpus G] [--model h200] [--listen HOST:PORT]\n"
+    "                       [--seed K] [--interval DURATION] [--names native|dcgm|both]\n";
+
+std::string NodeName(long i) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "sim-node-%04ld", i);
+  return buf;
+}
+
+}  // namespace
+
+int RunSimulate(const std::vector<std::string>& args) {
+  auto flags = Flags::Parse(args, {{"nodes", true},
+                                   {"gpus", true},
+                                   {"model", true},
+                                   {"listen", true},
+                                   {"seed", true},
+                                   {"interval", true},
+                                   {"names", true},
+                                   {"threads", true},
+                                   {"help", false}});
+  if (!flags.ok()) {
+    std::cerr << "gpumon simulate: " << flags.status().message() << "\n" << kUsage;
+    return 2;
+  }
+  if (flags->Has("help")) {
+    std::cout << kUsage;
+    return 0;
+  }
+  auto nodes = flags->GetInt("nodes", 1, 1, 10000);
+  auto gpus = flags->GetInt("gpus", 8, 1, 64);
+  auto seed = flags->GetInt("seed", 1, 0, 1L << 40);
+  auto threads = flags->GetInt("threads", 4, 1, 64);
+  for (const Status* s : {&nodes.status(), &gpus.status(), &seed.status(), &threads.status()}) {
+    if (!s->ok()) {
+      std::cerr << "gpumon simulate: " << s->message() << "\n";
+      return 2;
+    }
+  }
+  auto interval = ParseDuration(flags->Get("interval").value_or("15s"));
+  if (!interval.ok() || interval->count() < 100) {
+    std::cerr << "gpumon simulate: --interval: "
+              << (interval.ok() ? "must be at least 100ms" : interval.status().message()) << "\n";
+    return 2;
+  }
+  auto scheme = gpu::NameSchemeFromString(flags->Get("names").value_or("native"));
+  if (!scheme) {
+    std::cerr << "gpumon simulate: --names must be native, dcgm or both\n";
+    return 2;
+  }
+  std::string model = flags->Get("model").value_or("h200");
+  std::string spec = model + "x" + std::to_string(*nodes * *gpus);
+  std::string library = EnableSimulation(spec, std::to_string(*seed));
+
+  web::HttpServer server(web::HttpServerOptions{static_cast<int>(*threads), 1});
+  std::string listen = flags->Get("listen").value_or(":9500");
+  if (Status s = server.Bind(listen); !s.ok()) {
+    std::cerr << "gpumon simulate: " << s.message() << "\n";
+    return 1;
+  }
+  OnTerminationSignal([&server] { server.Stop(); });
+
+  auto session = gpu::NvmlSession::Start(library);
+  if (!session.ok()) {
+    std::cerr << "gpumon simulate: " << session.status().message() << "\n";
+    return 1;
+  }
+  std::vector<std::unique_ptr<gpu::GpuCollector>> collectors;
+  std::vector<std::unique_ptr<web::MetricsEndpoint>> endpoints;
+  gpu::CollectionScheduler scheduler;
+  for (long i = 0; i < *nodes; ++i) {
+    gpu::CollectorOptions options;
+    options.hostname = NodeName(i);
+    options.simulated = true;
+    auto c = std::make_unique<gpu::GpuCollector>(&(*session)->library(), options,
+                                                 (*session)->versions(),
+                                                 static_cast<unsigned>(i * *gpus),
+                                                 static_cast<int>(*gpus));
+    c->Discover();
+    for (int g = 0; g < gpu::kGroupCount; ++g) {
+      scheduler.Add(c.get(), static_cast<gpu::Group>(g), *interval);
+    }
+    endpoints.push_back(MakeCollectorEndpoint(*c, *scheme));
+    collectors.push_back(std::move(c));
+  }
+  scheduler.Start(static_cast<uint64_t>(*seed));
+  gpu::XidWatcher xids((*session)->library());
+  std::vector<gpu::GpuCollector*> raw;
+  for (auto& c : collectors) raw.push_back(c.get());
+  xids.Start(raw);
+
+  auto& http = server.raw();
+  http.Get(R"(/node/(\d+)/metrics)", [&](const httplib::Request& req, httplib::Response& res) {
+    size_t i = std::stoul(req.matches[1].str());
+    if (i >= endpoints.size()) {
+      res.status = 404;
+      res.set_content("no such node\n", "text/plain; charset=utf-8");
+      return;
+    }
+    web::HttpServer::ServeMetrics(*endpoints[i], req, res);
+  });
+  http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("ok\n", "text/plain; charset=utf-8");
+  });
+  http.Get("/", [&](const httplib::Request&, httplib::Response& res) {
+    res.set_content("gpumon simulate: " + std::to_string(*nodes) + " simulated nodes x " +
+                        std::to_string(*gpus) + " " + model +
+                        " GPUs (NOT real hardware) at /node/<i>/metrics, i in [0, " +
+                        std::to_string(*nodes) + ")\n",
+                    "text/plain; charset=utf-8");
+  });
+  LogInfo("serving " + std::to_string(*nodes) + " simulated nodes on " + listen + " (port " +
+          std::to_string(server.port()) + ")");
+  server.Run();
+  xids.Stop();
+  scheduler.Stop();
+  return 0;
+}
+
+}  // namespace gpumon::cli

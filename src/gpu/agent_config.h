@@ -1,0 +1,43 @@
+// The agent's configuration file (YAML), documented in docs/configuration.md.
+//
+//   listen: ":9400"           # HOST:PORT
+//   names: native             # native | dcgm | both
+//   hostname: gpu-node-01     # default: the machine's host name
+//   nvml_library: libnvidia-ml.so.1
+//   groups:                   # per metric group: an interval, or "off"
+//     temperature: 1s
+//     nvlink: 10s
+//     fan: off
+//
+// Contract: an unknown field, a value of the wrong kind, an unknown group or
+// a bad duration is an error whose message names the file, line, column and
+// field; nothing is partially applied.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "common/status.h"
+#include "gpu/catalog.h"
+#include "gpu/family_builder.h"
+
+namespace gpumon::gpu {
+
+struct AgentConfig {
+  std::optional<std::string> listen;
+  std::optional<NameScheme> names;
+  std::optional<std::string> hostname;
+  std::optional<std::string> nvml_library;
+  std::array<bool, kGroupCount> enabled;
+  std::array<std::chrono::milliseconds, kGroupCount> interval;
+
+  AgentConfig();  // every group on, at its default interval
+};
+
+// Parses YAML text; `file` names the source in error messages.
+Result<AgentConfig> ParseAgentConfig(const std::string& text, const std::string& file);
+Result<AgentConfig> LoadAgentConfig(const std::string& path);
+
+}  // namespace gpumon::gpu

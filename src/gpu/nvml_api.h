@@ -1,0 +1,312 @@
+// NVML declarations, written for gpumon from NVIDIA's public NVML API reference.
+//
+// Contract: this header declares exactly the NVML types, constants and entry
+// points gpumon calls, with the C ABI of the public API (same names, same
+// layouts, same values). gpumon never links against NVML: the real
+// libnvidia-ml.so.1 (or the simulator's fake one) is opened at run time with
+// dlopen and every function is resolved on its own (see nvml_library.h), so a
+// driver that lacks an entry point only loses the metrics that need it.
+//
+// The simulator's fake NVML (src/sim/fake_nvml.cc) implements these same
+// declarations, which keeps both sides of the ABI in one place.
+#pragma once
+
+#include <cstdint>
+
+extern "C" {
+
+typedef struct nvmlDevice_st* nvmlDevice_t;
+typedef struct nvmlEventSet_st* nvmlEventSet_t;
+
+typedef enum nvmlReturn_enum {
+  NVML_SUCCESS = 0,
+  NVML_ERROR_UNINITIALIZED = 1,
+  NVML_ERROR_INVALID_ARGUMENT = 2,
+  NVML_ERROR_NOT_SUPPORTED = 3,
+  NVML_ERROR_NO_PERMISSION = 4,
+  NVML_ERROR_ALREADY_INITIALIZED = 5,
+  NVML_ERROR_NOT_FOUND = 6,
+  NVML_ERROR_INSUFFICIENT_SIZE = 7,
+  NVML_ERROR_INSUFFICIENT_POWER = 8,
+  NVML_ERROR_DRIVER_NOT_LOADED = 9,
+  NVML_ERROR_TIMEOUT = 10,
+  NVML_ERROR_IRQ_ISSUE = 11,
+  NVML_ERROR_LIBRARY_NOT_FOUND = 12,
+  NVML_ERROR_FUNCTION_NOT_FOUND = 13,
+  NVML_ERROR_CORRUPTED_INFOROM = 14,
+  NVML_ERROR_GPU_IS_LOST = 15,
+  NVML_ERROR_RESET_REQUIRED = 16,
+  NVML_ERROR_OPERATING_SYSTEM = 17,
+  NVML_ERROR_LIB_RM_VERSION_MISMATCH = 18,
+  NVML_ERROR_IN_USE = 19,
+  NVML_ERROR_MEMORY = 20,
+  NVML_ERROR_NO_DATA = 21,
+  NVML_ERROR_VGPU_ECC_NOT_ENABLED = 22,
+  NVML_ERROR_INSUFFICIENT_RESOURCES = 23,
+  NVML_ERROR_FREQ_NOT_SUPPORTED = 24,
+  NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,
+  NVML_ERROR_DEPRECATED = 26,
+  NVML_ERROR_NOT_READY = 27,
+  NVML_ERROR_GPU_NOT_FOUND = 28,
+  NVML_ERROR_INVALID_STATE = 29,
+  NVML_ERROR_UNKNOWN = 999
+} nvmlReturn_t;
+
+typedef enum nvmlEnableState_enum { NVML_FEATURE_DISABLED = 0, NVML_FEATURE_ENABLED = 1 } nvmlEnableState_t;
+
+typedef enum nvmlTemperatureSensors_enum { NVML_TEMPERATURE_GPU = 0 } nvmlTemperatureSensors_t;
+
+typedef enum nvmlClockType_enum {
+  NVML_CLOCK_GRAPHICS = 0,
+  NVML_CLOCK_SM = 1,
+  NVML_CLOCK_MEM = 2,
+  NVML_CLOCK_VIDEO = 3
+} nvmlClockType_t;
+
+typedef enum nvmlMemoryErrorType_enum {
+  NVML_MEMORY_ERROR_TYPE_CORRECTED = 0,
+  NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1
+} nvmlMemoryErrorType_t;
+
+typedef enum nvmlEccCounterType_enum {
+  NVML_VOLATILE_ECC = 0,
+  NVML_AGGREGATE_ECC = 1
+} nvmlEccCounterType_t;
+
+typedef enum nvmlPageRetirementCause_enum {
+  NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS = 0,
+  NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR = 1
+} nvmlPageRetirementCause_t;
+
+typedef enum nvmlNvLinkErrorCounter_enum {
+  NVML_NVLINK_ERROR_DL_REPLAY = 0,
+  NVML_NVLINK_ERROR_DL_RECOVERY = 1,
+  NVML_NVLINK_ERROR_DL_CRC_FLIT = 2,
+  NVML_NVLINK_ERROR_DL_CRC_DATA = 3,
+  NVML_NVLINK_ERROR_DL_ECC_DATA = 4
+} nvmlNvLinkErrorCounter_t;
+
+// Performance states P0..P15; NVML_PSTATE_UNKNOWN means "not known" and is
+// never exported.
+typedef enum nvmlPStates_enum { NVML_PSTATE_0 = 0, NVML_PSTATE_15 = 15, NVML_PSTATE_UNKNOWN = 32 } nvmlPstates_t;
+
+typedef enum nvmlValueType_enum {
+  NVML_VALUE_TYPE_DOUBLE = 0,
+  NVML_VALUE_TYPE_UNSIGNED_INT = 1,
+  NVML_VALUE_TYPE_UNSIGNED_LONG = 2,
+  NVML_VALUE_TYPE_UNSIGNED_LONG_LONG = 3,
+  NVML_VALUE_TYPE_SIGNED_LONG_LONG = 4,
+  NVML_VALUE_TYPE_SIGNED_INT = 5,
+  NVML_VALUE_TYPE_UNSIGNED_SHORT = 6
+} nvmlValueType_t;
+
+typedef union nvmlValue_st {
+  double dVal;
+  int siVal;
+  unsigned int uiVal;
+  unsigned long ulVal;
+  unsigned long long ullVal;
+  signed long long sllVal;
+  unsigned short usVal;
+} nvmlValue_t;
+
+typedef struct nvmlFieldValue_st {
+  unsigned int fieldId;
+  unsigned int scopeId;  // e.g. the NVLink index for per-link fields
+  long long timestamp;   // microseconds since 1970
+  long long latencyUsec;
+  nvmlValueType_t valueType;
+  nvmlReturn_t nvmlReturn;  // per-field result: NOT_SUPPORTED etc.
+  nvmlValue_t value;
+} nvmlFieldValue_t;
+
+#define NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE 32
+#define NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE 16
+#define NVML_DEVICE_NAME_V2_BUFFER_SIZE 96
+#define NVML_DEVICE_UUID_V2_BUFFER_SIZE 96
+#define NVML_DEVICE_VBIOS_VERSION_BUFFER_SIZE 32
+#define NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE 80
+#define NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE 80
+#define NVML_NVLINK_MAX_LINKS 18
+
+typedef struct nvmlPciInfo_st {
+  char busIdLegacy[NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE];
+  unsigned int domain;
+  unsigned int bus;
+  unsigned int device;
+  unsigned int pciDeviceId;
+  unsigned int pciSubSystemId;
+  char busId[NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE];
+} nvmlPciInfo_t;
+
+typedef struct nvmlUtilization_st {
+  unsigned int gpu;     // percent
+  unsigned int memory;  // percent
+} nvmlUtilization_t;
+
+typedef struct nvmlMemory_st {
+  unsigned long long total;
+  unsigned long long free;
+  unsigned long long used;
+} nvmlMemory_t;
+
+// Versioned structs carry sizeof | (version << 24) in their first member.
+#define NVML_STRUCT_VERSION(data, ver) \
+  (unsigned int)(sizeof(nvml##data##_v##ver##_t) | ((ver) << 24U))
+
+typedef struct nvmlMemory_v2_st {
+  unsigned int version;
+  unsigned long long total;
+  unsigned long long reserved;
+  unsigned long long free;
+  unsigned long long used;
+} nvmlMemory_v2_t;
+#define nvmlMemory_v2 NVML_STRUCT_VERSION(Memory, 2)
+
+typedef struct nvmlTemperature_v1_st {
+  unsigned int version;
+  nvmlTemperatureSensors_t sensorType;
+  int temperature;
+} nvmlTemperature_v1_t;
+typedef nvmlTemperature_v1_t nvmlTemperature_t;
+#define nvmlTemperature_v1 NVML_STRUCT_VERSION(Temperature, 1)
+
+typedef struct nvmlEventData_st {
+  nvmlDevice_t device;
+  unsigned long long eventType;
+  unsigned long long eventData;  // the XID for nvmlEventTypeXidCriticalError
+  unsigned int gpuInstanceId;
+  unsigned int computeInstanceId;
+} nvmlEventData_t;
+
+#define NVML_DEVICE_MIG_ENABLE 1
+
+#define nvmlEventTypeXidCriticalError 0x0000000000000008LL
+
+// Clock event reasons (formerly "throttle reasons"), a bit mask.
+#define nvmlClocksEventReasonGpuIdle 0x0000000000000001ULL
+#define nvmlClocksEventReasonApplicationsClocksSetting 0x0000000000000002ULL
+#define nvmlClocksEventReasonSwPowerCap 0x0000000000000004ULL
+#define nvmlClocksThrottleReasonHwSlowdown 0x0000000000000008ULL
+#define nvmlClocksEventReasonSyncBoost 0x0000000000000010ULL
+#define nvmlClocksEventReasonSwThermalSlowdown 0x0000000000000020ULL
+#define nvmlClocksThrottleReasonHwThermalSlowdown 0x0000000000000040ULL
+#define nvmlClocksThrottleReasonHwPowerBrakeSlowdown 0x0000000000000080ULL
+#define nvmlClocksEventReasonDisplayClockSetting 0x0000000000000100ULL
+
+// Field identifiers for nvmlDeviceGetFieldValues (values from nvml.h).
+#define NVML_FI_DEV_PERF_POLICY_POWER 74
+#define NVML_FI_DEV_PERF_POLICY_THERMAL 75
+#define NVML_FI_DEV_PERF_POLICY_SYNC_BOOST 76
+#define NVML_FI_DEV_PERF_POLICY_BOARD_LIMIT 77
+#define NVML_FI_DEV_PERF_POLICY_LOW_UTILIZATION 78
+#define NVML_FI_DEV_PERF_POLICY_RELIABILITY 79
+#define NVML_FI_DEV_MEMORY_TEMP 82
+#define NVML_FI_DEV_TOTAL_ENERGY_CONSUMPTION 83
+#define NVML_FI_DEV_NVLINK_LINK_COUNT 91
+#define NVML_FI_DEV_PCIE_REPLAY_COUNTER 94
+#define NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX 138  // KiB, scopeId = link
+#define NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX 139  // KiB, scopeId = link
+#define NVML_FI_DEV_REMAPPED_COR 142
+#define NVML_FI_DEV_REMAPPED_UNC 143
+#define NVML_FI_DEV_REMAPPED_PENDING 144
+#define NVML_FI_DEV_REMAPPED_FAILURE 145
+#define NVML_FI_DEV_POWER_INSTANT 186  // milliwatts
+#define NVML_FI_DEV_PCIE_COUNT_TX_BYTES 197
+#define NVML_FI_DEV_PCIE_COUNT_RX_BYTES 198
+// Cumulative time (nanoseconds) the clocks were held back, per cause.
+#define NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_POWER_CAP NVML_FI_DEV_PERF_POLICY_POWER
+#define NVML_FI_DEV_CLOCKS_EVENT_REASON_SYNC_BOOST NVML_FI_DEV_PERF_POLICY_SYNC_BOOST
+#define NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_THERM_SLOWDOWN 251
+#define NVML_FI_DEV_CLOCKS_EVENT_REASON_HW_THERM_SLOWDOWN 252
+#define NVML_FI_DEV_CLOCKS_EVENT_REASON_HW_POWER_BRAKE_SLOWDOWN 253
+
+// ---------------------------------------------------------------------------
+// Entry points. Each NVML_FUNCTION(name, signature) line below is expanded
+// twice: into a function-pointer member of NvmlLibrary (nvml_library.h) and,
+// in the fake NVML, into an exported definition. Order does not matter.
+// ---------------------------------------------------------------------------
+#define GPUMON_NVML_FUNCTIONS(X)                                                                     \
+  X(nvmlInit_v2, nvmlReturn_t, (void))                                                               \
+  X(nvmlShutdown, nvmlReturn_t, (void))                                                              \
+  X(nvmlErrorString, const char*, (nvmlReturn_t result))                                             \
+  X(nvmlSystemGetDriverVersion, nvmlReturn_t, (char* version, unsigned int length))                  \
+  X(nvmlSystemGetNVMLVersion, nvmlReturn_t, (char* version, unsigned int length))                    \
+  X(nvmlSystemGetCudaDriverVersion_v2, nvmlReturn_t, (int* cudaDriverVersion))                       \
+  X(nvmlDeviceGetCount_v2, nvmlReturn_t, (unsigned int* deviceCount))                                \
+  X(nvmlDeviceGetHandleByIndex_v2, nvmlReturn_t, (unsigned int index, nvmlDevice_t* device))         \
+  X(nvmlDeviceGetName, nvmlReturn_t, (nvmlDevice_t device, char* name, unsigned int length))         \
+  X(nvmlDeviceGetUUID, nvmlReturn_t, (nvmlDevice_t device, char* uuid, unsigned int length))         \
+  X(nvmlDeviceGetPciInfo_v3, nvmlReturn_t, (nvmlDevice_t device, nvmlPciInfo_t * pci))               \
+  X(nvmlDeviceGetVbiosVersion, nvmlReturn_t,                                                         \
+    (nvmlDevice_t device, char* version, unsigned int length))                                       \
+  X(nvmlDeviceGetTemperatureV, nvmlReturn_t, (nvmlDevice_t device, nvmlTemperature_t * temperature)) \
+  X(nvmlDeviceGetTemperature, nvmlReturn_t,                                                          \
+    (nvmlDevice_t device, nvmlTemperatureSensors_t sensorType, unsigned int* temp))                  \
+  X(nvmlDeviceGetPowerUsage, nvmlReturn_t, (nvmlDevice_t device, unsigned int* power))               \
+  X(nvmlDeviceGetPowerManagementLimit, nvmlReturn_t, (nvmlDevice_t device, unsigned int* limit))     \
+  X(nvmlDeviceGetEnforcedPowerLimit, nvmlReturn_t, (nvmlDevice_t device, unsigned int* limit))       \
+  X(nvmlDeviceGetTotalEnergyConsumption, nvmlReturn_t,                                               \
+    (nvmlDevice_t device, unsigned long long* energy))                                               \
+  X(nvmlDeviceGetUtilizationRates, nvmlReturn_t,                                                     \
+    (nvmlDevice_t device, nvmlUtilization_t * utilization))                                          \
+  X(nvmlDeviceGetEncoderUtilization, nvmlReturn_t,                                                   \
+    (nvmlDevice_t device, unsigned int* utilization, unsigned int* samplingPeriodUs))                \
+  X(nvmlDeviceGetDecoderUtilization, nvmlReturn_t,                                                   \
+    (nvmlDevice_t device, unsigned int* utilization, unsigned int* samplingPeriodUs))                \
+  X(nvmlDeviceGetClockInfo, nvmlReturn_t,                                                            \
+    (nvmlDevice_t device, nvmlClockType_t type, unsigned int* clock))                                \
+  X(nvmlDeviceGetMaxClockInfo, nvmlReturn_t,                                                         \
+    (nvmlDevice_t device, nvmlClockType_t type, unsigned int* clock))                                \
+  X(nvmlDeviceGetCurrentClocksEventReasons, nvmlReturn_t,                                            \
+    (nvmlDevice_t device, unsigned long long* clocksEventReasons))                                   \
+  X(nvmlDeviceGetSupportedClocksEventReasons, nvmlReturn_t,                                          \
+    (nvmlDevice_t device, unsigned long long* supportedClocksEventReasons))                          \
+  X(nvmlDeviceGetMemoryInfo_v2, nvmlReturn_t, (nvmlDevice_t device, nvmlMemory_v2_t * memory))       \
+  X(nvmlDeviceGetMemoryInfo, nvmlReturn_t, (nvmlDevice_t device, nvmlMemory_t * memory))             \
+  X(nvmlDeviceGetTotalEccErrors, nvmlReturn_t,                                                       \
+    (nvmlDevice_t device, nvmlMemoryErrorType_t errorType, nvmlEccCounterType_t counterType,         \
+     unsigned long long* eccCounts))                                                                 \
+  X(nvmlDeviceGetRetiredPages, nvmlReturn_t,                                                         \
+    (nvmlDevice_t device, nvmlPageRetirementCause_t cause, unsigned int* pageCount,                  \
+     unsigned long long* addresses))                                                                 \
+  X(nvmlDeviceGetRetiredPagesPendingStatus, nvmlReturn_t,                                            \
+    (nvmlDevice_t device, nvmlEnableState_t * isPending))                                            \
+  X(nvmlDeviceGetRemappedRows, nvmlReturn_t,                                                         \
+    (nvmlDevice_t device, unsigned int* corrRows, unsigned int* uncRows, unsigned int* isPending,    \
+     unsigned int* failureOccurred))                                                                 \
+  X(nvmlDeviceGetPcieReplayCounter, nvmlReturn_t, (nvmlDevice_t device, unsigned int* value))        \
+  X(nvmlDeviceGetCurrPcieLinkGeneration, nvmlReturn_t,                                               \
+    (nvmlDevice_t device, unsigned int* currLinkGen))                                                \
+  X(nvmlDeviceGetCurrPcieLinkWidth, nvmlReturn_t, (nvmlDevice_t device, unsigned int* currLinkWidth)) \
+  X(nvmlDeviceGetMaxPcieLinkGeneration, nvmlReturn_t,                                                \
+    (nvmlDevice_t device, unsigned int* maxLinkGen))                                                 \
+  X(nvmlDeviceGetMaxPcieLinkWidth, nvmlReturn_t, (nvmlDevice_t device, unsigned int* maxLinkWidth))  \
+  X(nvmlDeviceGetFieldValues, nvmlReturn_t,                                                          \
+    (nvmlDevice_t device, int valuesCount, nvmlFieldValue_t* values))                                \
+  X(nvmlDeviceGetNvLinkState, nvmlReturn_t,                                                          \
+    (nvmlDevice_t device, unsigned int link, nvmlEnableState_t * isActive))                          \
+  X(nvmlDeviceGetNvLinkErrorCounter, nvmlReturn_t,                                                   \
+    (nvmlDevice_t device, unsigned int link, nvmlNvLinkErrorCounter_t counter,                       \
+     unsigned long long* counterValue))                                                              \
+  X(nvmlDeviceGetNumFans, nvmlReturn_t, (nvmlDevice_t device, unsigned int* numFans))                \
+  X(nvmlDeviceGetFanSpeed_v2, nvmlReturn_t,                                                          \
+    (nvmlDevice_t device, unsigned int fan, unsigned int* speed))                                    \
+  X(nvmlDeviceGetPerformanceState, nvmlReturn_t, (nvmlDevice_t device, nvmlPstates_t * pState))      \
+  X(nvmlEventSetCreate, nvmlReturn_t, (nvmlEventSet_t * set))                                        \
+  X(nvmlDeviceGetSupportedEventTypes, nvmlReturn_t,                                                  \
+    (nvmlDevice_t device, unsigned long long* eventTypes))                                           \
+  X(nvmlDeviceRegisterEvents, nvmlReturn_t,                                                          \
+    (nvmlDevice_t device, unsigned long long eventTypes, nvmlEventSet_t set))                        \
+  X(nvmlEventSetWait_v2, nvmlReturn_t,                                                               \
+    (nvmlEventSet_t set, nvmlEventData_t * data, unsigned int timeoutms))                            \
+  X(nvmlEventSetFree, nvmlReturn_t, (nvmlEventSet_t set))                                           \
+  X(nvmlDeviceGetMigMode, nvmlReturn_t,                                                              \
+    (nvmlDevice_t device, unsigned int* currentMode, unsigned int* pendingMode))                     \
+  X(nvmlDeviceGetMaxMigDeviceCount, nvmlReturn_t, (nvmlDevice_t device, unsigned int* count))        \
+  X(nvmlDeviceGetMigDeviceHandleByIndex, nvmlReturn_t,                                               \
+    (nvmlDevice_t device, unsigned int index, nvmlDevice_t* migDevice))                              \
+  X(nvmlDeviceGetGpuInstanceId, nvmlReturn_t, (nvmlDevice_t device, unsigned int* id))               \
+  X(nvmlDeviceGetComputeInstanceId, nvmlReturn_t, (nvmlDevice_t device, unsigned int* id))
+
+}  // extern "C"

@@ -1,0 +1,50 @@
+// Run-time binding to NVML.
+//
+// Contract: Open() dlopens the given library (default "libnvidia-ml.so.1")
+// and resolves every entry point of GPUMON_NVML_FUNCTIONS independently. A
+// symbol the library lacks stays nullptr and is listed in missing(); callers
+// check the pointer before calling and treat a missing function exactly like
+// NVML_ERROR_FUNCTION_NOT_FOUND (the metric is absent). Open() fails only
+// when the library cannot be loaded or lacks nvmlInit_v2/nvmlShutdown.
+// The object owns the dlopen handle; it does not call nvmlInit/Shutdown.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "gpu/nvml_api.h"
+
+namespace gpumon::gpu {
+
+inline constexpr const char* kDefaultNvmlLibrary = "libnvidia-ml.so.1";
+
+class NvmlLibrary {
+ public:
+  static Result<std::unique_ptr<NvmlLibrary>> Open(const std::string& path);
+  // A library with no entry points, for tests that install their own.
+  static std::unique_ptr<NvmlLibrary> CreateEmptyForTesting();
+  ~NvmlLibrary();
+  NvmlLibrary(const NvmlLibrary&) = delete;
+  NvmlLibrary& operator=(const NvmlLibrary&) = delete;
+
+#define GPUMON_NVML_POINTER(name, ret, args) ret(*name) args = nullptr;
+  GPUMON_NVML_FUNCTIONS(GPUMON_NVML_POINTER)
+#undef GPUMON_NVML_POINTER
+
+  const std::string& path() const { return path_; }
+  const std::vector<std::string>& missing() const { return missing_; }
+
+ private:
+  NvmlLibrary() = default;
+  void* handle_ = nullptr;
+  std::string path_;
+  std::vector<std::string> missing_;
+};
+
+// "NOT_SUPPORTED" for NVML_ERROR_NOT_SUPPORTED, "SUCCESS", ...; stable names
+// used as the return_code label of gpumon_nvml_errors_total.
+const char* ReturnCodeName(nvmlReturn_t code);
+
+}  // namespace gpumon::gpu

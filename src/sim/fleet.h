@@ -1,0 +1,113 @@
+// SimulatedFleet: the GPUs of one simulated host, with faults and XID events.
+//
+// Contract: a fleet is built from a fleet spec (fleet_spec.h), a seed and an
+// optional fault schedule (fault_schedule.h); GPU i is seeded from (seed, i).
+// Time is the injected clock, or milliseconds of steady clock since creation.
+// Access is thread-safe with one lock per GPU: WithGpu(i, fn) advances GPU i
+// to the current time (lazily, so untouched GPUs cost nothing) and runs fn
+// under its lock. Scheduled faults are applied at their exact simulated time,
+// before any access that happens after it. XID events (injected, scheduled, or
+// raised by lost/ecc faults) go to one append-only log with consecutive
+// sequence numbers, which the fake NVML's event sets read with cursors.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "sim/fault_schedule.h"
+#include "sim/fleet_spec.h"
+#include "sim/gpu_model.h"
+
+namespace gpumon::sim {
+
+struct FleetOptions {
+  std::string spec = "h200x8";
+  uint64_t seed = 1;
+  std::string faults;                  // fault schedule; empty for none
+  std::function<int64_t()> clock_ms;  // empty: steady clock since creation
+};
+
+struct XidEvent {
+  int gpu = 0;
+  uint32_t xid = 0;
+  int64_t t_ms = 0;  // simulated time it was raised
+};
+
+class SimulatedFleet {
+ public:
+  // Errors name the bad spec part or fault item.
+  static Result<std::unique_ptr<SimulatedFleet>> Create(FleetOptions options);
+
+  SimulatedFleet(const SimulatedFleet&) = delete;
+  SimulatedFleet& operator=(const SimulatedFleet&) = delete;
+
+  int size() const { return static_cast<int>(slots_.size()); }
+  uint64_t seed() const { return seed_; }
+  const GpuProfile& profile(int index) const { return slots_[index]->gpu.profile(); }
+  int64_t NowMs() const { return clock_(); }
+
+  // Runs fn(SimulatedGpu&) on GPU `index` (0 <= index < size()) advanced to
+  // NowMs(), holding that GPU's lock, and returns what fn returns.
+  template <typename Fn>
+  decltype(auto) WithGpu(int index, Fn&& fn) {
+    const int64_t now = NowMs();
+    if (now >= next_fault_ms_.load(std::memory_order_acquire)) ApplyDueFaults(now);
+    Slot& slot = *slots_[index];
+    std::lock_guard<std::mutex> lock(slot.mu);
+    slot.gpu.AdvanceTo(now);
+    return fn(slot.gpu);
+  }
+
+  // Immediate faults, at the current time.
+  void InjectXid(int index, uint32_t xid);
+  void MarkLost(int index);
+  void SetCoolingFailure(int index, bool failed);
+  void InjectUncorrectableEcc(int index);
+
+  // Sequence number the next logged event will get.
+  uint64_t EventSequence() const;
+
+  // Waits up to `timeout` for the first logged event with sequence >= *cursor
+  // that `wanted(event, sequence)` accepts, applying due faults meanwhile.
+  // Advances *cursor past every event examined. Returns false on timeout.
+  bool WaitForEvent(uint64_t* cursor,
+                    const std::function<bool(const XidEvent&, uint64_t)>& wanted,
+                    std::chrono::milliseconds timeout, XidEvent* out);
+
+ private:
+  struct Slot {
+    Slot(const GpuProfile& profile, uint64_t seed, int index) : gpu(profile, seed, index) {}
+    std::mutex mu;
+    SimulatedGpu gpu;
+  };
+
+  SimulatedFleet(uint64_t seed, std::function<int64_t()> clock);
+  void ApplyDueFaults(int64_t now);
+  // Moves GPU `index`'s pending XIDs to the log; caller holds the GPU's lock.
+  void DrainXidsLocked(int index);
+  template <typename Fn>
+  void ApplyNow(int index, Fn&& fn);
+
+  const uint64_t seed_;
+  const std::function<int64_t()> clock_;
+  std::vector<std::unique_ptr<Slot>> slots_;
+
+  std::mutex faults_mu_;
+  std::vector<Fault> faults_;  // sorted by time
+  size_t next_fault_ = 0;
+  std::atomic<int64_t> next_fault_ms_;
+
+  mutable std::mutex events_mu_;
+  std::condition_variable events_cv_;
+  std::vector<XidEvent> events_;
+};
+
+}  // namespace gpumon::sim

@@ -1,0 +1,69 @@
+#include "web/http_server.h"
+
+#include <charconv>
+
+namespace gpumon::web {
+
+Result<std::pair<std::string, int>> ParseListenAddress(const std::string& address) {
+  auto colon = address.rfind(':');
+  if (colon == std::string::npos) {
+    return Status::Error("invalid listen address \"" + address + "\": expected HOST:PORT");
+  }
+  std::string host = address.substr(0, colon);
+  std::string port_text = address.substr(colon + 1);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  if (host.empty()) host = "0.0.0.0";
+  int port = -1;
+  auto [p, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (ec != std::errc() || p != port_text.data() + port_text.size() || port < 0 || port > 65535) {
+    return Status::Error("invalid listen address \"" + address + "\": bad port");
+  }
+  return std::make_pair(host, port);
+}
+
+HttpServer::HttpServer(HttpServerOptions options) {
+  int threads = options.threads;
+  server_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  server_.set_keep_alive_max_count(options.keep_alive_max_requests);
+  server_.set_read_timeout(10, 0);
+  server_.set_write_timeout(10, 0);
+}
+
+void HttpServer::ServeMetrics(MetricsEndpoint& endpoint, const httplib::Request& req,
+                              httplib::Response& res) {
+  auto body = endpoint.Get(req.get_header_value("Accept"),
+                           req.get_header_value("Accept-Encoding"));
+  if (body.gzip) res.set_header("Content-Encoding", "gzip");
+  res.set_header("Vary", "Accept, Accept-Encoding");
+  // A sized content provider bypasses cpp-httplib's own compression, which
+  // would otherwise compress (again) on every request.
+  auto bytes = body.bytes;
+  res.set_content_provider(
+      bytes->size(), std::string(exposition::ContentTypeOf(body.format)),
+      [bytes](size_t offset, size_t length, httplib::DataSink& sink) {
+        return sink.write(bytes->data() + offset, length);
+      });
+}
+
+Status HttpServer::Bind(const std::string& address) {
+  auto parsed = ParseListenAddress(address);
+  if (!parsed.ok()) return parsed.status();
+  const auto& [host, port] = *parsed;
+  if (port == 0) {
+    port_ = server_.bind_to_any_port(host);
+    if (port_ < 0) return Status::Error("cannot listen on " + address);
+  } else if (!server_.bind_to_port(host, port)) {
+    return Status::Error("cannot listen on " + address + " (address in use or not permitted)");
+  } else {
+    port_ = port;
+  }
+  return Status::Ok();
+}
+
+void HttpServer::Run() { server_.listen_after_bind(); }
+
+void HttpServer::Stop() { server_.stop(); }
+
+}  // namespace gpumon::web

@@ -1,0 +1,68 @@
+#include "web/metrics_endpoint.h"
+
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include "web/gzip.h"
+
+namespace gpumon::web {
+namespace {
+
+std::string Gunzip(const std::string& in) {
+  z_stream zs{};
+  EXPECT_EQ(inflateInit2(&zs, 16 + MAX_WBITS), Z_OK);
+  std::string out(1 << 20, '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  zs.avail_in = static_cast<uInt>(in.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(inflate(&zs, Z_FINISH), Z_STREAM_END);
+  out.resize(zs.total_out);
+  inflateEnd(&zs);
+  return out;
+}
+
+TEST(GzipTest, RoundTrips) {
+  std::string text;
+  for (int i = 0; i < 1000; ++i) text += "gpu_temperature_celsius{gpu=\"" + std::to_string(i) + "\"} 42\n";
+  std::string z = GzipCompress(text);
+  EXPECT_LT(z.size(), text.size() / 4);
+  EXPECT_EQ(Gunzip(z), text);
+}
+
+TEST(GzipTest, AcceptEncoding) {
+  EXPECT_TRUE(AcceptsGzip("gzip"));
+  EXPECT_TRUE(AcceptsGzip("deflate, gzip;q=0.5"));
+  EXPECT_TRUE(AcceptsGzip("*"));
+  EXPECT_FALSE(AcceptsGzip(""));
+  EXPECT_FALSE(AcceptsGzip("identity"));
+  EXPECT_FALSE(AcceptsGzip("gzip;q=0"));
+}
+
+TEST(MetricsEndpointTest, RendersOncePerGenerationAndFormat) {
+  uint64_t generation = 1;
+  int renders = 0;
+  MetricsEndpoint ep([&] { return generation; },
+                     [&](exposition::TextFormat f, std::string* out) {
+                       ++renders;
+                       *out = f == exposition::TextFormat::kOpenMetrics100 ? "om " : "text ";
+                       *out += std::to_string(generation);
+                     });
+  EXPECT_EQ(*ep.Get("", "").bytes, "text 1");
+  EXPECT_EQ(*ep.Get("", "").bytes, "text 1");
+  EXPECT_EQ(renders, 1);
+  auto om = ep.Get("application/openmetrics-text;version=1.0.0", "");
+  EXPECT_EQ(om.format, exposition::TextFormat::kOpenMetrics100);
+  EXPECT_EQ(*om.bytes, "om 1");
+  EXPECT_EQ(renders, 2);
+  auto z = ep.Get("", "gzip");
+  EXPECT_TRUE(z.gzip);
+  EXPECT_EQ(Gunzip(*z.bytes), "text 1");
+  EXPECT_EQ(renders, 2);
+  generation = 2;
+  EXPECT_EQ(*ep.Get("", "").bytes, "text 2");
+  EXPECT_EQ(renders, 3);
+}
+
+}  // namespace
+}  // namespace gpumon::web
