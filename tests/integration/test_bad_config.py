@@ -2,11 +2,11 @@
 """Bad agent configs fail fast with a precise message; good ones start.
 
 For each broken config (YAML syntax error, unknown field, bad duration,
-unknown metric group) `gpumon agent --config FILE` must exit non-zero within
-a few seconds, and its stderr must name the file and the line of the
-mistake (and, where there is one, the offending field or value). A valid
-config, and every example config shipped under configs/, must start an agent
-that serves /metrics.
+unknown metric group, value of the wrong kind) `gpumon agent --config FILE`
+must exit non-zero within a few seconds, and its stderr must name the file
+and the line of the mistake (and, where there is one, the offending field or
+value). A valid config, and every example config shipped under configs/, must
+start an agent that serves /metrics.
 """
 
 import glob
@@ -20,13 +20,11 @@ from harness import Agent, check, free_port, parse_exposition, run_test, series
 GOOD = """\
 # A valid agent configuration.
 names: native
+hostname: config-host-01
 groups:
-  temperature:
-    interval: 1s
-  power:
-    interval: 500ms
-  nvlink:
-    enabled: false
+  temperature: 1s
+  power: 500ms
+  nvlink: off
 """
 
 # (case, config text, 1-based line of the mistake, words stderr must contain)
@@ -34,34 +32,31 @@ BAD = [
     ("syntax-error", """\
 names: native
 groups:
-  temperature:
-    interval: [1s
-  power:
-    interval: 1s
+  temperature: [1s
+  power: 1s
 """, None, []),
     ("unknown-field", """\
 names: native
 groups:
-  temperature:
-    interval: 1s
+  temperature: 1s
 no_such_setting: 3
-""", 5, ["no_such_setting"]),
+""", 4, ["no_such_setting"]),
     ("bad-duration", """\
 names: native
 groups:
-  temperature:
-    interval: 1s
-  power:
-    interval: soon
-""", 6, ["interval"]),
+  temperature: 1s
+  power: soon
+""", 4, ["power"]),
     ("unknown-group", """\
 names: native
 groups:
-  temperature:
-    interval: 1s
-  warp_drive:
-    interval: 1s
-""", 5, ["warp_drive"]),
+  temperature: 1s
+  warp_drive: 1s
+""", 4, ["warp_drive"]),
+    ("wrong-kind", """\
+names:
+  - native
+""", 1, ["names"]),
 ]
 
 EXIT_WITHIN_S = 10
@@ -114,8 +109,10 @@ def body(args):
             f.write(GOOD)
         samples = run_good(args, good)
         check(not [s for s in samples if s.name.startswith("gpu_nvlink_")],
-              "nvlink is disabled in the config, yet gpu_nvlink_* is exported")
-        print("good config starts; disabled group is absent")
+              "nvlink is off in the config, yet gpu_nvlink_* is exported")
+        hosts = {s.labels.get("hostname") for s in series(samples, "gpu_temperature_celsius")}
+        check(hosts == {"config-host-01"}, f"config hostname not applied: {hosts}")
+        print("good config starts; its hostname is used and the group it turns off is absent")
     for example in sorted(glob.glob(os.path.join(args.source_dir, "configs", "*agent*.y*ml"))):
         run_good(args, example)
         print(f"example config {os.path.relpath(example, args.source_dir)} starts")
