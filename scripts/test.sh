@@ -5,7 +5,8 @@
 #   2. build/       RelWithDebInfo: every test, unit and integration (ctest)
 #   3. build-asan/  ASan + UBSan: unit tests (ctest -LE integration)
 #   4. build-fuzz/  clang libFuzzer: every fuzz_* target for a bounded time,
-#                   on a scratch copy of fuzz/corpus/<name without fuzz_>
+#                   on a scratch copy of fuzz/corpus/<name without fuzz_> (or
+#                   of its longest "_"-prefix folder, e.g. exposition)
 #
 # Keeps going after a failure so one run reports everything, exits non-zero
 # if anything failed, and ends with one summary line:
@@ -85,7 +86,7 @@ run_ctest() {
 
 # Runs every libFuzzer binary in build-fuzz/bin for FUZZ_SECONDS each.
 run_fuzzers() {
-  local bin name short work rc dict found=0
+  local bin name short seeds work rc dict found=0
   for bin in build-fuzz/bin/fuzz_*; do
     if [ ! -f "$bin" ] || [ ! -x "$bin" ]; then continue; fi
     found=1
@@ -93,13 +94,19 @@ run_fuzzers() {
     short=${name#fuzz_}
     work="$SCRATCH/$name"
     mkdir -p "$work/corpus" "$work/artifacts"
-    # A scratch copy: libFuzzer writes new inputs into its corpus directory
+    # Seeds: fuzz/corpus/<short>, else the longest "_"-prefix of it that has
+    # a folder (fuzz_exposition_parser may use fuzz/corpus/exposition). A
+    # scratch copy, since libFuzzer writes new inputs into its corpus folder
     # and the checked-in seeds must stay as they are.
-    if [ -d "fuzz/corpus/$short" ]; then
-      cp -R "fuzz/corpus/$short/." "$work/corpus/"
+    seeds=$short
+    while [ ! -d "fuzz/corpus/$seeds" ] && [ "${seeds%_*}" != "$seeds" ]; do
+      seeds=${seeds%_*}
+    done
+    if [ -d "fuzz/corpus/$seeds" ]; then
+      cp -R "fuzz/corpus/$seeds/." "$work/corpus/"
     fi
     dict=()
-    for d in "fuzz/$short.dict" "fuzz/dict/$short.dict" "fuzz/corpus/$short.dict"; do
+    for d in "fuzz/$short.dict" "fuzz/dict/$short.dict" "fuzz/$seeds.dict"; do
       [ -f "$d" ] && dict=("-dict=$d") && break
     done
     say "fuzz $name for ${FUZZ_SECONDS} s ($(find "$work/corpus" -type f | wc -l) seed inputs)"

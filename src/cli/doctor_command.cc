@@ -48,15 +48,15 @@ int RunDoctor(const std::vector<std::string>& args) {
   collector.Discover();
   std::cout << "\nGPUs: " << collector.devices().size() << "\n";
   for (const auto& d : collector.devices()) {
-    std::cout << "\n  gpu " << d.index << ": " << d.model << "\n    uuid " << d.uuid
-              << "\n    pci " << d.pci_bus_id << "\n    vbios " << d.vbios << "\n";
+    std::cout << "\n  gpu " << d.index << ": " << d.model << "\n    uuid " << d.uuid << "\n    pci "
+              << d.pci_bus_id << "\n    vbios " << d.vbios << "\n";
     if (d.lost) {
       std::cout << "    LOST: the GPU has fallen off the bus or cannot be opened\n";
       continue;
     }
-    std::cout << "    MIG: " << (d.mig_enabled ? "enabled, " + std::to_string(d.mig.size()) +
-                                                     " instance(s)"
-                                               : "disabled or unsupported")
+    std::cout << "    MIG: "
+              << (d.mig_enabled ? "enabled, " + std::to_string(d.mig.size()) + " instance(s)"
+                                : "disabled or unsupported")
               << "\n    NVLink links: " << d.nvlinks.size() << "\n    fans: " << d.fan_count
               << "\n    metrics not supported on this GPU:";
     int n = 0;

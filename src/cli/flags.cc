@@ -34,13 +34,14 @@ std::optional<std::string> Flags::Get(const std::string& name) const {
 }
 
 Result<long> Flags::GetInt(const std::string& name, long fallback, long min, long max) const {
-  auto v = Get(name);
-  if (!v) return fallback;
+  auto it = values_.find(name);
+  if (it == values_.end()) return fallback;
+  const std::string& text = it->second;
   long n = 0;
-  auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
-  if (ec != std::errc() || p != v->data() + v->size() || n < min || n > max) {
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || p != text.data() + text.size() || n < min || n > max) {
     return Status::Error("flag --" + name + ": expected an integer in [" + std::to_string(min) +
-                         ", " + std::to_string(max) + "], got \"" + *v + "\"");
+                         ", " + std::to_string(max) + "], got \"" + text + "\"");
   }
   return n;
 }

@@ -89,14 +89,15 @@ int RunSimulate(const std::vector<std::string>& args) {
   std::vector<std::unique_ptr<gpu::GpuCollector>> collectors;
   std::vector<std::unique_ptr<web::MetricsEndpoint>> endpoints;
   gpu::CollectionScheduler scheduler;
+  collectors.reserve(static_cast<size_t>(*nodes));
+  endpoints.reserve(static_cast<size_t>(*nodes));
   for (long i = 0; i < *nodes; ++i) {
     gpu::CollectorOptions options;
     options.hostname = NodeName(i);
     options.simulated = true;
-    auto c = std::make_unique<gpu::GpuCollector>(&(*session)->library(), options,
-                                                 (*session)->versions(),
-                                                 static_cast<unsigned>(i * *gpus),
-                                                 static_cast<int>(*gpus));
+    auto c = std::make_unique<gpu::GpuCollector>(
+        &(*session)->library(), options, (*session)->versions(), static_cast<unsigned>(i * *gpus),
+        static_cast<int>(*gpus));
     c->Discover();
     for (int g = 0; g < gpu::kGroupCount; ++g) {
       scheduler.Add(c.get(), static_cast<gpu::Group>(g), *interval);
@@ -107,6 +108,7 @@ int RunSimulate(const std::vector<std::string>& args) {
   scheduler.Start(static_cast<uint64_t>(*seed));
   gpu::XidWatcher xids((*session)->library());
   std::vector<gpu::GpuCollector*> raw;
+  raw.reserve(collectors.size());
   for (auto& c : collectors) raw.push_back(c.get());
   xids.Start(raw);
 

@@ -11,9 +11,12 @@ struct Unit {
   int64_t ms;
 };
 // Longest suffix first so "ms" is not read as "m".
-constexpr Unit kUnits[] = {{"y", 365LL * 24 * 3600 * 1000}, {"w", 7LL * 24 * 3600 * 1000},
-                           {"d", 24LL * 3600 * 1000},       {"h", 3600LL * 1000},
-                           {"m", 60LL * 1000},              {"s", 1000},
+constexpr Unit kUnits[] = {{"y", 365LL * 24 * 3600 * 1000},
+                           {"w", 7LL * 24 * 3600 * 1000},
+                           {"d", 24LL * 3600 * 1000},
+                           {"h", 3600LL * 1000},
+                           {"m", 60LL * 1000},
+                           {"s", 1000},
                            {"ms", 1}};
 
 }  // namespace

@@ -8,10 +8,10 @@
 namespace gpumon {
 
 struct ProcessStats {
-  double cpu_seconds = 0;        // user + system
-  uint64_t resident_bytes = 0;   // RSS
+  double cpu_seconds = 0;       // user + system
+  uint64_t resident_bytes = 0;  // RSS
   uint64_t virtual_bytes = 0;
-  double start_time_seconds = 0; // Unix time the process started
+  double start_time_seconds = 0;  // Unix time the process started
   uint64_t open_fds = 0;
 };
 

@@ -32,8 +32,8 @@ class Status {
 template <typename T>
 class Result {
  public:
-  Result(T value) : data_(std::move(value)) {}                 // NOLINT: implicit by design
-  Result(Status status) : data_(std::move(status)) {}          // NOLINT: must not be OK
+  Result(T value) : data_(std::move(value)) {}         // NOLINT: implicit by design
+  Result(Status status) : data_(std::move(status)) {}  // NOLINT: must not be OK
 
   bool ok() const { return std::holds_alternative<T>(data_); }
   const Status& status() const {

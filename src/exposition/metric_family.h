@@ -10,7 +10,16 @@
 
 namespace gpumon::exposition {
 
-enum class MetricType { kUnknown, kGauge, kCounter, kInfo, kStateSet, kHistogram, kSummary, kGaugeHistogram };
+enum class MetricType {
+  kUnknown,
+  kGauge,
+  kCounter,
+  kInfo,
+  kStateSet,
+  kHistogram,
+  kSummary,
+  kGaugeHistogram
+};
 
 // Lower-case type name as written in "# TYPE" lines of OpenMetrics.
 const char* MetricTypeName(MetricType type);

@@ -93,10 +93,17 @@ TextFormat NegotiateTextFormat(std::string_view accept) {
 void AppendEscapedLabelValue(std::string_view value, std::string* out) {
   for (char c : value) {
     switch (c) {
-      case '\\': out->append("\\\\"); break;
-      case '"': out->append("\\\""); break;
-      case '\n': out->append("\\n"); break;
-      default: out->push_back(c);
+      case '\\':
+        out->append("\\\\");
+        break;
+      case '"':
+        out->append("\\\"");
+        break;
+      case '\n':
+        out->append("\\n");
+        break;
+      default:
+        out->push_back(c);
     }
   }
 }
@@ -104,8 +111,12 @@ void AppendEscapedLabelValue(std::string_view value, std::string* out) {
 void AppendEscapedHelp(std::string_view help, TextFormat format, std::string* out) {
   for (char c : help) {
     switch (c) {
-      case '\\': out->append("\\\\"); break;
-      case '\n': out->append("\\n"); break;
+      case '\\':
+        out->append("\\\\");
+        break;
+      case '\n':
+        out->append("\\n");
+        break;
       case '"':
         if (format == TextFormat::kOpenMetrics100) {
           out->append("\\\"");
@@ -113,7 +124,8 @@ void AppendEscapedHelp(std::string_view help, TextFormat format, std::string* ou
           out->push_back(c);
         }
         break;
-      default: out->push_back(c);
+      default:
+        out->push_back(c);
     }
   }
 }

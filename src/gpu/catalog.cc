@@ -11,9 +11,9 @@ constexpr auto C = MetricType::kCounter;
 constexpr auto I = MetricType::kInfo;
 
 constexpr std::string_view kGroupNames[kGroupCount] = {
-    "temperature", "power", "utilization", "clocks", "clock_events", "memory",
-    "ecc",         "retirement", "pcie", "nvlink", "fan", "inventory",
-    "xid",         "mig", "health", "agent"};
+    "temperature", "power",      "utilization", "clocks", "clock_events", "memory",
+    "ecc",         "retirement", "pcie",        "nvlink", "fan",          "inventory",
+    "xid",         "mig",        "health",      "agent"};
 
 constexpr std::string_view kFeatureDescriptions[kFeatureCount] = {
     "all GPUs",
@@ -62,28 +62,27 @@ const std::array<MetricDef, kMetricCount> kCatalog = {{
      Scope::kGpu, L{}, "Power management limit configured for the board.",
      "nvmlDeviceGetPowerManagementLimit", D{{{"DCGM_FI_DEV_POWER_MGMT_LIMIT", "", 1}}}},
     {Metric::kPowerEnforcedLimit, "gpu_power_enforced_limit_watts", G, "watts", Group::kPower,
-     Feature::kAny, Scope::kGpu, L{},
-     "Power limit actually enforced (the lowest of all limiters).",
+     Feature::kAny, Scope::kGpu, L{}, "Power limit actually enforced (the lowest of all limiters).",
      "nvmlDeviceGetEnforcedPowerLimit", D{{{"DCGM_FI_DEV_ENFORCED_POWER_LIMIT", "", 1}}}},
     {Metric::kUtilization, "gpu_utilization_ratio", G, "ratio", Group::kUtilization,
      Feature::kUtilization, Scope::kGpu, L{},
      "Fraction of the last sample period in which a kernel was running.",
      "nvmlDeviceGetUtilizationRates().gpu", D{{{"DCGM_FI_DEV_GPU_UTIL", "", 100}}}},
-    {Metric::kMemoryUtilization, "gpu_memory_utilization_ratio", G, "ratio",
-     Group::kUtilization, Feature::kUtilization, Scope::kGpu, L{},
+    {Metric::kMemoryUtilization, "gpu_memory_utilization_ratio", G, "ratio", Group::kUtilization,
+     Feature::kUtilization, Scope::kGpu, L{},
      "Fraction of the last sample period in which device memory was read or written.",
      "nvmlDeviceGetUtilizationRates().memory", D{{{"DCGM_FI_DEV_MEM_COPY_UTIL", "", 100}}}},
-    {Metric::kEncoderUtilization, "gpu_encoder_utilization_ratio", G, "ratio",
-     Group::kUtilization, Feature::kEncoder, Scope::kGpu, L{}, "Video encoder (NVENC) utilization.",
+    {Metric::kEncoderUtilization, "gpu_encoder_utilization_ratio", G, "ratio", Group::kUtilization,
+     Feature::kEncoder, Scope::kGpu, L{}, "Video encoder (NVENC) utilization.",
      "nvmlDeviceGetEncoderUtilization", D{{{"DCGM_FI_DEV_ENC_UTIL", "", 100}}}},
-    {Metric::kDecoderUtilization, "gpu_decoder_utilization_ratio", G, "ratio",
-     Group::kUtilization, Feature::kDecoder, Scope::kGpu, L{}, "Video decoder (NVDEC) utilization.",
+    {Metric::kDecoderUtilization, "gpu_decoder_utilization_ratio", G, "ratio", Group::kUtilization,
+     Feature::kDecoder, Scope::kGpu, L{}, "Video decoder (NVDEC) utilization.",
      "nvmlDeviceGetDecoderUtilization", D{{{"DCGM_FI_DEV_DEC_UTIL", "", 100}}}},
-    {Metric::kGraphicsClock, "gpu_graphics_clock_hertz", G, "hertz", Group::kClocks,
-     Feature::kAny, Scope::kGpu, L{}, "Current graphics clock.",
-     "nvmlDeviceGetClockInfo(NVML_CLOCK_GRAPHICS)", D{}},
-    {Metric::kSmClock, "gpu_sm_clock_hertz", G, "hertz", Group::kClocks, Feature::kAny,
-     Scope::kGpu, L{}, "Current SM clock.", "nvmlDeviceGetClockInfo(NVML_CLOCK_SM)",
+    {Metric::kGraphicsClock, "gpu_graphics_clock_hertz", G, "hertz", Group::kClocks, Feature::kAny,
+     Scope::kGpu, L{}, "Current graphics clock.", "nvmlDeviceGetClockInfo(NVML_CLOCK_GRAPHICS)",
+     D{}},
+    {Metric::kSmClock, "gpu_sm_clock_hertz", G, "hertz", Group::kClocks, Feature::kAny, Scope::kGpu,
+     L{}, "Current SM clock.", "nvmlDeviceGetClockInfo(NVML_CLOCK_SM)",
      D{{{"DCGM_FI_DEV_SM_CLOCK", "", 1e-6}}}},
     {Metric::kMemoryClock, "gpu_memory_clock_hertz", G, "hertz", Group::kClocks, Feature::kAny,
      Scope::kGpu, L{}, "Current memory clock.", "nvmlDeviceGetClockInfo(NVML_CLOCK_MEM)",
@@ -119,8 +118,7 @@ const std::array<MetricDef, kMetricCount> kCatalog = {{
      D{{{"DCGM_FI_DEV_FB_FREE", "", 1.0 / 1048576}}}},
     {Metric::kMemoryReserved, "gpu_memory_reserved_bytes", G, "bytes", Group::kMemory,
      Feature::kMemoryReserved, Scope::kGpu, L{}, "Framebuffer memory reserved by the driver.",
-     "nvmlDeviceGetMemoryInfo_v2().reserved",
-     D{{{"DCGM_FI_DEV_FB_RESERVED", "", 1.0 / 1048576}}}},
+     "nvmlDeviceGetMemoryInfo_v2().reserved", D{{{"DCGM_FI_DEV_FB_RESERVED", "", 1.0 / 1048576}}}},
     {Metric::kEccErrors, "gpu_ecc_errors_total", C, "", Group::kEcc, Feature::kEcc, Scope::kGpu,
      L{"error_type", "scope"},
      "ECC errors by type (corrected, uncorrected) and counter scope (volatile: since driver "
@@ -130,8 +128,8 @@ const std::array<MetricDef, kMetricCount> kCatalog = {{
         {"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "uncorrected,volatile", 1},
         {"DCGM_FI_DEV_ECC_SBE_AGG_TOTAL", "corrected,aggregate", 1},
         {"DCGM_FI_DEV_ECC_DBE_AGG_TOTAL", "uncorrected,aggregate", 1}}}},
-    {Metric::kRetiredPages, "gpu_retired_pages", G, "", Group::kRetirement,
-     Feature::kRetiredPages, Scope::kGpu, L{"cause"},
+    {Metric::kRetiredPages, "gpu_retired_pages", G, "", Group::kRetirement, Feature::kRetiredPages,
+     Scope::kGpu, L{"cause"},
      "Framebuffer pages retired, by cause (multiple_single_bit_ecc, double_bit_ecc).",
      "nvmlDeviceGetRetiredPages",
      D{{{"DCGM_FI_DEV_RETIRED_SBE", "multiple_single_bit_ecc", 1},
@@ -140,8 +138,8 @@ const std::array<MetricDef, kMetricCount> kCatalog = {{
      Feature::kRetiredPages, Scope::kGpu, L{},
      "1 when a page retirement is pending until the next driver reload.",
      "nvmlDeviceGetRetiredPagesPendingStatus", D{{{"DCGM_FI_DEV_RETIRED_PENDING", "", 1}}}},
-    {Metric::kRemappedRows, "gpu_remapped_rows", G, "", Group::kRetirement,
-     Feature::kRowRemapping, Scope::kGpu, L{"type"},
+    {Metric::kRemappedRows, "gpu_remapped_rows", G, "", Group::kRetirement, Feature::kRowRemapping,
+     Scope::kGpu, L{"type"},
      "Memory rows remapped, by the kind of error that caused it (correctable, uncorrectable).",
      "nvmlDeviceGetRemappedRows",
      D{{{"DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "correctable", 1},
@@ -154,14 +152,14 @@ const std::array<MetricDef, kMetricCount> kCatalog = {{
      Feature::kRowRemapping, Scope::kGpu, L{},
      "1 when a row remapping has failed (the GPU needs service).", "nvmlDeviceGetRemappedRows",
      D{{{"DCGM_FI_DEV_ROW_REMAP_FAILURE", "", 1}}}},
-    {Metric::kPcieReplay, "gpu_pcie_replay_errors_total", C, "", Group::kPcie,
-     Feature::kPcieReplay, Scope::kGpu, L{}, "PCIe replays (link-level retransmissions).",
+    {Metric::kPcieReplay, "gpu_pcie_replay_errors_total", C, "", Group::kPcie, Feature::kPcieReplay,
+     Scope::kGpu, L{}, "PCIe replays (link-level retransmissions).",
      "nvmlDeviceGetPcieReplayCounter", D{{{"DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "", 1}}}},
-    {Metric::kPcieLinkGeneration, "gpu_pcie_link_generation", G, "", Group::kPcie,
-     Feature::kAny, Scope::kGpu, L{}, "Current PCIe link generation.",
-     "nvmlDeviceGetCurrPcieLinkGeneration", D{{{"DCGM_FI_DEV_PCIE_LINK_GEN", "", 1}}}},
-    {Metric::kPcieLinkWidth, "gpu_pcie_link_width", G, "", Group::kPcie, Feature::kAny,
-     Scope::kGpu, L{}, "Current PCIe link width (lanes).", "nvmlDeviceGetCurrPcieLinkWidth",
+    {Metric::kPcieLinkGeneration, "gpu_pcie_link_generation", G, "", Group::kPcie, Feature::kAny,
+     Scope::kGpu, L{}, "Current PCIe link generation.", "nvmlDeviceGetCurrPcieLinkGeneration",
+     D{{{"DCGM_FI_DEV_PCIE_LINK_GEN", "", 1}}}},
+    {Metric::kPcieLinkWidth, "gpu_pcie_link_width", G, "", Group::kPcie, Feature::kAny, Scope::kGpu,
+     L{}, "Current PCIe link width (lanes).", "nvmlDeviceGetCurrPcieLinkWidth",
      D{{{"DCGM_FI_DEV_PCIE_LINK_WIDTH", "", 1}}}},
     {Metric::kPcieTransmitBytes, "gpu_pcie_transmit_bytes_total", C, "bytes", Group::kPcie,
      Feature::kPcieByteCounters, Scope::kGpu, L{}, "Bytes transmitted over PCIe by the GPU.",
@@ -175,16 +173,15 @@ const std::array<MetricDef, kMetricCount> kCatalog = {{
      Scope::kGpu, L{"link", "error"},
      "NVLink data-link errors by link and kind (replay, recovery, crc_flit, crc_data, ecc_data).",
      "nvmlDeviceGetNvLinkErrorCounter", D{}},
-    {Metric::kNvlinkTransmitBytes, "gpu_nvlink_transmit_bytes_total", C, "bytes",
-     Group::kNvlink, Feature::kNvlink, Scope::kGpu, L{"link"},
-     "Payload bytes transmitted over the NVLink link.",
+    {Metric::kNvlinkTransmitBytes, "gpu_nvlink_transmit_bytes_total", C, "bytes", Group::kNvlink,
+     Feature::kNvlink, Scope::kGpu, L{"link"}, "Payload bytes transmitted over the NVLink link.",
      "nvmlDeviceGetFieldValues(NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX)", D{}},
     {Metric::kNvlinkReceiveBytes, "gpu_nvlink_receive_bytes_total", C, "bytes", Group::kNvlink,
      Feature::kNvlink, Scope::kGpu, L{"link"}, "Payload bytes received over the NVLink link.",
      "nvmlDeviceGetFieldValues(NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX)", D{}},
-    {Metric::kFanSpeed, "gpu_fan_speed_ratio", G, "ratio", Group::kFan, Feature::kFans,
-     Scope::kGpu, L{"fan"}, "Fan speed as a fraction of its maximum, per fan.",
-     "nvmlDeviceGetFanSpeed_v2", D{{{"DCGM_FI_DEV_FAN_SPEED", "0", 100}}}},
+    {Metric::kFanSpeed, "gpu_fan_speed_ratio", G, "ratio", Group::kFan, Feature::kFans, Scope::kGpu,
+     L{"fan"}, "Fan speed as a fraction of its maximum, per fan.", "nvmlDeviceGetFanSpeed_v2",
+     D{{{"DCGM_FI_DEV_FAN_SPEED", "0", 100}}}},
     {Metric::kInfo, "gpu_info", I, "", Group::kInventory, Feature::kAny, Scope::kGpu,
      L{"driver_version", "nvml_version", "cuda_version", "vbios_version"},
      "Driver, NVML, CUDA driver and VBIOS versions; value is always 1.",
@@ -202,17 +199,15 @@ const std::array<MetricDef, kMetricCount> kCatalog = {{
      "nvmlDeviceGetMaxClockInfo(NVML_CLOCK_MEM)", D{{{"DCGM_FI_DEV_MAX_MEM_CLOCK", "", 1e-6}}}},
     {Metric::kVideoClockMax, "gpu_video_clock_max_hertz", G, "hertz", Group::kInventory,
      Feature::kAny, Scope::kGpu, L{}, "Maximum video clock.",
-     "nvmlDeviceGetMaxClockInfo(NVML_CLOCK_VIDEO)",
-     D{{{"DCGM_FI_DEV_MAX_VIDEO_CLOCK", "", 1e-6}}}},
+     "nvmlDeviceGetMaxClockInfo(NVML_CLOCK_VIDEO)", D{{{"DCGM_FI_DEV_MAX_VIDEO_CLOCK", "", 1e-6}}}},
     {Metric::kPcieLinkGenerationMax, "gpu_pcie_link_generation_max", G, "", Group::kInventory,
      Feature::kAny, Scope::kGpu, L{}, "Maximum PCIe link generation of the GPU and slot.",
      "nvmlDeviceGetMaxPcieLinkGeneration", D{{{"DCGM_FI_DEV_PCIE_MAX_LINK_GEN", "", 1}}}},
-    {Metric::kPcieLinkWidthMax, "gpu_pcie_link_width_max", G, "", Group::kInventory,
-     Feature::kAny, Scope::kGpu, L{}, "Maximum PCIe link width (lanes).",
-     "nvmlDeviceGetMaxPcieLinkWidth", D{{{"DCGM_FI_DEV_PCIE_MAX_LINK_WIDTH", "", 1}}}},
+    {Metric::kPcieLinkWidthMax, "gpu_pcie_link_width_max", G, "", Group::kInventory, Feature::kAny,
+     Scope::kGpu, L{}, "Maximum PCIe link width (lanes).", "nvmlDeviceGetMaxPcieLinkWidth",
+     D{{{"DCGM_FI_DEV_PCIE_MAX_LINK_WIDTH", "", 1}}}},
     {Metric::kXidErrors, "gpu_xid_errors_total", C, "", Group::kXid, Feature::kXidEvents,
-     Scope::kGpu, L{"xid"},
-     "XID critical error events seen since the agent started, per XID code.",
+     Scope::kGpu, L{"xid"}, "XID critical error events seen since the agent started, per XID code.",
      "nvmlEventSetWait_v2(nvmlEventTypeXidCriticalError)", D{}},
     {Metric::kXidLast, "", G, "", Group::kXid, Feature::kXidEvents, Scope::kGpu, L{},
      "The most recent XID error code (dcgm-exporter compatibility; present once an XID "
@@ -220,12 +215,11 @@ const std::array<MetricDef, kMetricCount> kCatalog = {{
      "nvmlEventSetWait_v2(nvmlEventTypeXidCriticalError)", D{{{"DCGM_FI_DEV_XID_ERRORS", "", 1}}}},
     {Metric::kMigModeEnabled, "gpu_mig_mode_enabled", G, "", Group::kMig, Feature::kMig,
      Scope::kGpu, L{}, "1 when MIG mode is enabled on the GPU.", "nvmlDeviceGetMigMode", D{}},
-    {Metric::kMigMemoryTotal, "gpu_mig_memory_total_bytes", G, "bytes", Group::kMig,
-     Feature::kMig, Scope::kMigInstance, L{},
-     "Framebuffer memory of a MIG instance.", "nvmlDeviceGetMemoryInfo_v2(MIG device)",
-     D{{{"DCGM_FI_DEV_FB_TOTAL", "", 1.0 / 1048576}}}},
-    {Metric::kMigMemoryUsed, "gpu_mig_memory_used_bytes", G, "bytes", Group::kMig,
-     Feature::kMig, Scope::kMigInstance, L{}, "Framebuffer memory in use in a MIG instance.",
+    {Metric::kMigMemoryTotal, "gpu_mig_memory_total_bytes", G, "bytes", Group::kMig, Feature::kMig,
+     Scope::kMigInstance, L{}, "Framebuffer memory of a MIG instance.",
+     "nvmlDeviceGetMemoryInfo_v2(MIG device)", D{{{"DCGM_FI_DEV_FB_TOTAL", "", 1.0 / 1048576}}}},
+    {Metric::kMigMemoryUsed, "gpu_mig_memory_used_bytes", G, "bytes", Group::kMig, Feature::kMig,
+     Scope::kMigInstance, L{}, "Framebuffer memory in use in a MIG instance.",
      "nvmlDeviceGetMemoryInfo_v2(MIG device)", D{{{"DCGM_FI_DEV_FB_USED", "", 1.0 / 1048576}}}},
     {Metric::kLost, "gpu_lost", G, "", Group::kHealth, Feature::kAny, Scope::kGpu, L{},
      "1 once NVML reported the GPU lost (fallen off the bus); its other metrics are then absent.",
@@ -242,13 +236,11 @@ const std::array<MetricDef, kMetricCount> kCatalog = {{
      Scope::kAgent, L{"group"}, "Collections of a metric group.", "agent", D{}},
     {Metric::kAgentNvmlErrors, "gpumon_nvml_errors_total", C, "", Group::kAgent, Feature::kAny,
      Scope::kAgent, L{"function", "return_code"},
-     "NVML calls that failed after start-up discovery, by function and return code.", "agent",
-     D{}},
+     "NVML calls that failed after start-up discovery, by function and return code.", "agent", D{}},
     {Metric::kAgentBuildInfo, "gpumon_build_info", G, "", Group::kAgent, Feature::kAny,
      Scope::kAgent, L{"version"}, "gpumon version; value is always 1.", "agent", D{}},
-    {Metric::kProcessCpu, "process_cpu_seconds_total", C, "seconds", Group::kAgent,
-     Feature::kAny, Scope::kAgent, L{}, "CPU time (user + system) used by the agent.",
-     "/proc/self/stat", D{}},
+    {Metric::kProcessCpu, "process_cpu_seconds_total", C, "seconds", Group::kAgent, Feature::kAny,
+     Scope::kAgent, L{}, "CPU time (user + system) used by the agent.", "/proc/self/stat", D{}},
     {Metric::kProcessResident, "process_resident_memory_bytes", G, "bytes", Group::kAgent,
      Feature::kAny, Scope::kAgent, L{}, "Resident memory of the agent.", "/proc/self/stat", D{}},
     {Metric::kProcessStartTime, "process_start_time_seconds", G, "seconds", Group::kAgent,
@@ -294,8 +286,8 @@ std::string_view FeatureDescription(Feature feature) {
 }
 
 int MetricDef::label_count() const {
-  return static_cast<int>(std::count_if(labels.begin(), labels.end(),
-                                        [](std::string_view l) { return !l.empty(); }));
+  return static_cast<int>(
+      std::count_if(labels.begin(), labels.end(), [](std::string_view l) { return !l.empty(); }));
 }
 
 const std::array<MetricDef, kMetricCount>& Catalog() { return kCatalog; }
@@ -320,7 +312,9 @@ std::string RenderMetricsReference() {
       auto ms = DefaultInterval(group).count();
       out += " (default interval " + std::to_string(ms / 1000) + "s)";
     }
-    out += "\n\n| name | type | labels | description | DCGM-compatible name | NVML source | supported on |\n";
+    out +=
+        "\n\n| name | type | labels | description | DCGM-compatible name | NVML source | supported "
+        "on |\n";
     out += "| --- | --- | --- | --- | --- | --- | --- |\n";
     for (const auto& m : kCatalog) {
       if (m.group != group) continue;
@@ -343,9 +337,15 @@ std::string RenderMetricsReference() {
         }
       }
       std::string name = m.name.empty() ? "—" : "`" + std::string(m.name) + "`";
-      out += "| " + name + " | " + exposition::MetricTypeName(m.type) + " | " + labels + " | " +
-             std::string(m.help) + " | " + dcgm + " | " + std::string(m.source) + " | " +
-             std::string(FeatureDescription(m.feature)) + " |\n";
+      for (std::string_view cell :
+           {std::string_view(name), std::string_view(exposition::MetricTypeName(m.type)),
+            std::string_view(labels), m.help, std::string_view(dcgm), m.source,
+            FeatureDescription(m.feature)}) {
+        out += "| ";
+        out += cell;
+        out += ' ';
+      }
+      out += "|\n";
     }
   }
   return out;

@@ -54,11 +54,11 @@ bool IsSelectableGroup(Group group);
 // A hardware capability a metric needs. The catalog records it (docs, tests);
 // the agent discovers at start-up what each GPU actually reports.
 enum class Feature : uint8_t {
-  kAny,                 // every NVIDIA GPU NVML supports
-  kMemoryTemperature,   // HBM GPUs (data center)
-  kPowerInstant,        // Hopper and newer
-  kEnergy,              // Volta and newer
-  kUtilization,         // not on a MIG-enabled GPU
+  kAny,                // every NVIDIA GPU NVML supports
+  kMemoryTemperature,  // HBM GPUs (data center)
+  kPowerInstant,       // Hopper and newer
+  kEnergy,             // Volta and newer
+  kUtilization,        // not on a MIG-enabled GPU
   kEncoder,
   kDecoder,
   kClockEventCounters,  // cumulative clock-event time (data center)
@@ -69,8 +69,8 @@ enum class Feature : uint8_t {
   kPcieReplay,
   kPcieByteCounters,
   kNvlink,
-  kFans,                // boards with fans (consumer, some workstation)
-  kMig,                 // MIG-capable GPUs
+  kFans,  // boards with fans (consumer, some workstation)
+  kMig,   // MIG-capable GPUs
   kXidEvents,
   kCount
 };

@@ -49,13 +49,20 @@ bool IsPermanent(nvmlReturn_t rc) {
 
 double FieldAsDouble(const nvmlFieldValue_t& f) {
   switch (f.valueType) {
-    case NVML_VALUE_TYPE_DOUBLE: return f.value.dVal;
-    case NVML_VALUE_TYPE_UNSIGNED_INT: return f.value.uiVal;
-    case NVML_VALUE_TYPE_UNSIGNED_LONG: return static_cast<double>(f.value.ulVal);
-    case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG: return static_cast<double>(f.value.ullVal);
-    case NVML_VALUE_TYPE_SIGNED_LONG_LONG: return static_cast<double>(f.value.sllVal);
-    case NVML_VALUE_TYPE_SIGNED_INT: return f.value.siVal;
-    case NVML_VALUE_TYPE_UNSIGNED_SHORT: return f.value.usVal;
+    case NVML_VALUE_TYPE_DOUBLE:
+      return f.value.dVal;
+    case NVML_VALUE_TYPE_UNSIGNED_INT:
+      return f.value.uiVal;
+    case NVML_VALUE_TYPE_UNSIGNED_LONG:
+      return static_cast<double>(f.value.ulVal);
+    case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG:
+      return static_cast<double>(f.value.ullVal);
+    case NVML_VALUE_TYPE_SIGNED_LONG_LONG:
+      return static_cast<double>(f.value.sllVal);
+    case NVML_VALUE_TYPE_SIGNED_INT:
+      return f.value.siVal;
+    case NVML_VALUE_TYPE_UNSIGNED_SHORT:
+      return f.value.usVal;
   }
   return 0;
 }
@@ -75,29 +82,56 @@ class GpuCollector::Round {
   Round(GpuCollector& c, GroupResult* out) : c_(c), nvml_(*c.nvml_), out_(out) {}
 
   void Run(Group group) {
-    for (uint16_t i = 0; i < c_.devices_.size(); ++i) {
+    for (size_t i = 0; i < c_.devices_.size(); ++i) {
       GpuDevice& d = c_.devices_[i];
       {
         std::lock_guard<std::mutex> lock(c_.state_mutex_);
         if (d.lost) continue;
       }
       dev_ = &d;
-      slot_ = i;
+      slot_ = static_cast<uint16_t>(i);
       switch (group) {
-        case Group::kTemperature: Temperature(); break;
-        case Group::kPower: Power(); break;
-        case Group::kUtilization: Utilization(); break;
-        case Group::kClocks: Clocks(); break;
-        case Group::kClockEvents: ClockEvents(); break;
-        case Group::kMemory: Memory(); break;
-        case Group::kEcc: Ecc(); break;
-        case Group::kRetirement: Retirement(); break;
-        case Group::kPcie: Pcie(); break;
-        case Group::kNvlink: Nvlink(); break;
-        case Group::kFan: Fans(); break;
-        case Group::kInventory: Inventory(); break;
-        case Group::kMig: Mig(); break;
-        default: break;
+        case Group::kTemperature:
+          Temperature();
+          break;
+        case Group::kPower:
+          Power();
+          break;
+        case Group::kUtilization:
+          Utilization();
+          break;
+        case Group::kClocks:
+          Clocks();
+          break;
+        case Group::kClockEvents:
+          ClockEvents();
+          break;
+        case Group::kMemory:
+          Memory();
+          break;
+        case Group::kEcc:
+          Ecc();
+          break;
+        case Group::kRetirement:
+          Retirement();
+          break;
+        case Group::kPcie:
+          Pcie();
+          break;
+        case Group::kNvlink:
+          Nvlink();
+          break;
+        case Group::kFan:
+          Fans();
+          break;
+        case Group::kInventory:
+          Inventory();
+          break;
+        case Group::kMig:
+          Mig();
+          break;
+        default:
+          break;
       }
     }
   }
@@ -258,8 +292,8 @@ class GpuCollector::Round {
     }
     unsigned long long active = 0;
     if (Wanted(Metric::kClockEventActive) && dev_->supported_event_reasons != 0 &&
-        GPUMON_CALL(Metric::kClockEventActive, nvmlDeviceGetCurrentClocksEventReasons,
-                    dev_->handle, &active)) {
+        GPUMON_CALL(Metric::kClockEventActive, nvmlDeviceGetCurrentClocksEventReasons, dev_->handle,
+                    &active)) {
       for (const auto& r : kReasons) {
         if (dev_->supported_event_reasons & r.bit) {
           Emit(Metric::kClockEventActive, (active & r.bit) ? 1 : 0, {r.name});
@@ -385,8 +419,8 @@ class GpuCollector::Round {
       Emit(Metric::kPcieReplay, v);
     }
     if (Wanted(Metric::kPcieLinkGeneration) && !Lost() &&
-        GPUMON_CALL(Metric::kPcieLinkGeneration, nvmlDeviceGetCurrPcieLinkGeneration,
-                    dev_->handle, &v)) {
+        GPUMON_CALL(Metric::kPcieLinkGeneration, nvmlDeviceGetCurrPcieLinkGeneration, dev_->handle,
+                    &v)) {
       Emit(Metric::kPcieLinkGeneration, v);
     }
     if (Wanted(Metric::kPcieLinkWidth) && !Lost() &&
@@ -431,13 +465,13 @@ class GpuCollector::Round {
       }
       for (int e = 0; e < 5 && Wanted(Metric::kNvlinkErrors); ++e) {
         unsigned long long n = 0;
-        if (GPUMON_CALL(Metric::kNvlinkErrors, nvmlDeviceGetNvLinkErrorCounter, dev_->handle,
-                        link, static_cast<nvmlNvLinkErrorCounter_t>(e), &n)) {
+        if (GPUMON_CALL(Metric::kNvlinkErrors, nvmlDeviceGetNvLinkErrorCounter, dev_->handle, link,
+                        static_cast<nvmlNvLinkErrorCounter_t>(e), &n)) {
           Emit(Metric::kNvlinkErrors, static_cast<double>(n), {l, kNvlinkErrorNames[e]});
         }
       }
-      for (unsigned id : {NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX,
-                          NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX}) {
+      for (unsigned id :
+           {NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX, NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX}) {
         nvmlFieldValue_t f{};
         f.fieldId = id;
         f.scopeId = link;
@@ -568,9 +602,8 @@ void GpuCollector::Discover() {
     for (unsigned i = first_index_; i < end; ++i) {
       GpuDevice d;
       d.index = i - first_index_;
-      rc = nvml_->nvmlDeviceGetHandleByIndex_v2
-               ? nvml_->nvmlDeviceGetHandleByIndex_v2(i, &d.handle)
-               : NVML_ERROR_FUNCTION_NOT_FOUND;
+      rc = nvml_->nvmlDeviceGetHandleByIndex_v2 ? nvml_->nvmlDeviceGetHandleByIndex_v2(i, &d.handle)
+                                                : NVML_ERROR_FUNCTION_NOT_FOUND;
       if (rc != NVML_SUCCESS) {
         // A GPU NVML cannot open (e.g. lost at boot) is still listed, as lost.
         CountError("nvmlDeviceGetHandleByIndex_v2", rc);
@@ -616,18 +649,21 @@ void GpuCollector::Collect(Group group) {
     CollectAgent(&result);
   } else if (group == Group::kHealth) {
     std::lock_guard<std::mutex> lock(state_mutex_);
-    for (uint16_t i = 0; i < devices_.size(); ++i) {
-      result.values.push_back(SeriesValue{Metric::kLost, i, -1, {}, devices_[i].lost ? 1.0 : 0.0});
+    for (size_t i = 0; i < devices_.size(); ++i) {
+      result.values.push_back(SeriesValue{
+          Metric::kLost, static_cast<uint16_t>(i), -1, {}, devices_[i].lost ? 1.0 : 0.0});
     }
   } else if (group == Group::kXid) {
     std::lock_guard<std::mutex> lock(state_mutex_);
-    for (uint16_t i = 0; i < devices_.size(); ++i) {
+    for (size_t i = 0; i < devices_.size(); ++i) {
+      const auto slot = static_cast<uint16_t>(i);
       for (const auto& [xid, n] : devices_[i].xid_counts) {
-        result.values.push_back(
-            SeriesValue{Metric::kXidErrors, i, -1, {std::to_string(xid)}, static_cast<double>(n)});
+        result.values.push_back(SeriesValue{
+            Metric::kXidErrors, slot, -1, {std::to_string(xid)}, static_cast<double>(n)});
       }
       if (devices_[i].last_xid) {
-        result.values.push_back(SeriesValue{Metric::kXidLast, i, -1, {}, *devices_[i].last_xid * 1.0});
+        result.values.push_back(SeriesValue{
+            Metric::kXidLast, slot, -1, {}, static_cast<double>(*devices_[i].last_xid)});
       }
     }
   } else if (nvml_ != nullptr) {

@@ -8,7 +8,6 @@ namespace {
 
 using exposition::Label;
 using exposition::MetricFamily;
-using exposition::MetricType;
 using exposition::Sample;
 
 // Per-device label sets, computed once per render.
@@ -24,8 +23,8 @@ std::vector<DeviceLabels> MakeDeviceLabels(const GpuCollector& c) {
     DeviceLabels l;
     std::string idx = std::to_string(d.index);
     std::string dev = "nvidia" + idx;
-    l.native = {{"gpu", idx},           {"uuid", d.uuid},   {"pci_bus_id", d.pci_bus_id},
-                {"device", dev},        {"model", d.model}, {"hostname", opt.hostname}};
+    l.native = {{"gpu", idx},    {"uuid", d.uuid},   {"pci_bus_id", d.pci_bus_id},
+                {"device", dev}, {"model", d.model}, {"hostname", opt.hostname}};
     l.dcgm = {{"gpu", idx},
               {"UUID", d.uuid},
               {"pci_bus_id", d.pci_bus_id},
@@ -60,8 +59,8 @@ class Builder {
 
   void Native(const MetricDef& def, const std::vector<const SeriesValue*>& values) {
     if (def.name.empty()) return;
-    MetricFamily f{std::string(def.name), def.type, std::string(def.help), std::string(def.unit),
-                   {}};
+    MetricFamily f{
+        std::string(def.name), def.type, std::string(def.help), std::string(def.unit), {}};
     for (const SeriesValue* v : values) {
       Sample s;
       s.value = v->value;

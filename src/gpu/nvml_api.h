@@ -52,7 +52,10 @@ typedef enum nvmlReturn_enum {
   NVML_ERROR_UNKNOWN = 999
 } nvmlReturn_t;
 
-typedef enum nvmlEnableState_enum { NVML_FEATURE_DISABLED = 0, NVML_FEATURE_ENABLED = 1 } nvmlEnableState_t;
+typedef enum nvmlEnableState_enum {
+  NVML_FEATURE_DISABLED = 0,
+  NVML_FEATURE_ENABLED = 1
+} nvmlEnableState_t;
 
 typedef enum nvmlTemperatureSensors_enum { NVML_TEMPERATURE_GPU = 0 } nvmlTemperatureSensors_t;
 
@@ -88,7 +91,11 @@ typedef enum nvmlNvLinkErrorCounter_enum {
 
 // Performance states P0..P15; NVML_PSTATE_UNKNOWN means "not known" and is
 // never exported.
-typedef enum nvmlPStates_enum { NVML_PSTATE_0 = 0, NVML_PSTATE_15 = 15, NVML_PSTATE_UNKNOWN = 32 } nvmlPstates_t;
+typedef enum nvmlPStates_enum {
+  NVML_PSTATE_0 = 0,
+  NVML_PSTATE_15 = 15,
+  NVML_PSTATE_UNKNOWN = 32
+} nvmlPstates_t;
 
 typedef enum nvmlValueType_enum {
   NVML_VALUE_TYPE_DOUBLE = 0,
@@ -226,87 +233,90 @@ typedef struct nvmlEventData_st {
 // twice: into a function-pointer member of NvmlLibrary (nvml_library.h) and,
 // in the fake NVML, into an exported definition. Order does not matter.
 // ---------------------------------------------------------------------------
-#define GPUMON_NVML_FUNCTIONS(X)                                                                     \
-  X(nvmlInit_v2, nvmlReturn_t, (void))                                                               \
-  X(nvmlShutdown, nvmlReturn_t, (void))                                                              \
-  X(nvmlErrorString, const char*, (nvmlReturn_t result))                                             \
-  X(nvmlSystemGetDriverVersion, nvmlReturn_t, (char* version, unsigned int length))                  \
-  X(nvmlSystemGetNVMLVersion, nvmlReturn_t, (char* version, unsigned int length))                    \
-  X(nvmlSystemGetCudaDriverVersion_v2, nvmlReturn_t, (int* cudaDriverVersion))                       \
-  X(nvmlDeviceGetCount_v2, nvmlReturn_t, (unsigned int* deviceCount))                                \
-  X(nvmlDeviceGetHandleByIndex_v2, nvmlReturn_t, (unsigned int index, nvmlDevice_t* device))         \
-  X(nvmlDeviceGetName, nvmlReturn_t, (nvmlDevice_t device, char* name, unsigned int length))         \
-  X(nvmlDeviceGetUUID, nvmlReturn_t, (nvmlDevice_t device, char* uuid, unsigned int length))         \
-  X(nvmlDeviceGetPciInfo_v3, nvmlReturn_t, (nvmlDevice_t device, nvmlPciInfo_t * pci))               \
-  X(nvmlDeviceGetVbiosVersion, nvmlReturn_t,                                                         \
-    (nvmlDevice_t device, char* version, unsigned int length))                                       \
-  X(nvmlDeviceGetTemperatureV, nvmlReturn_t, (nvmlDevice_t device, nvmlTemperature_t * temperature)) \
-  X(nvmlDeviceGetTemperature, nvmlReturn_t,                                                          \
-    (nvmlDevice_t device, nvmlTemperatureSensors_t sensorType, unsigned int* temp))                  \
-  X(nvmlDeviceGetPowerUsage, nvmlReturn_t, (nvmlDevice_t device, unsigned int* power))               \
-  X(nvmlDeviceGetPowerManagementLimit, nvmlReturn_t, (nvmlDevice_t device, unsigned int* limit))     \
-  X(nvmlDeviceGetEnforcedPowerLimit, nvmlReturn_t, (nvmlDevice_t device, unsigned int* limit))       \
-  X(nvmlDeviceGetTotalEnergyConsumption, nvmlReturn_t,                                               \
-    (nvmlDevice_t device, unsigned long long* energy))                                               \
-  X(nvmlDeviceGetUtilizationRates, nvmlReturn_t,                                                     \
-    (nvmlDevice_t device, nvmlUtilization_t * utilization))                                          \
-  X(nvmlDeviceGetEncoderUtilization, nvmlReturn_t,                                                   \
-    (nvmlDevice_t device, unsigned int* utilization, unsigned int* samplingPeriodUs))                \
-  X(nvmlDeviceGetDecoderUtilization, nvmlReturn_t,                                                   \
-    (nvmlDevice_t device, unsigned int* utilization, unsigned int* samplingPeriodUs))                \
-  X(nvmlDeviceGetClockInfo, nvmlReturn_t,                                                            \
-    (nvmlDevice_t device, nvmlClockType_t type, unsigned int* clock))                                \
-  X(nvmlDeviceGetMaxClockInfo, nvmlReturn_t,                                                         \
-    (nvmlDevice_t device, nvmlClockType_t type, unsigned int* clock))                                \
-  X(nvmlDeviceGetCurrentClocksEventReasons, nvmlReturn_t,                                            \
-    (nvmlDevice_t device, unsigned long long* clocksEventReasons))                                   \
-  X(nvmlDeviceGetSupportedClocksEventReasons, nvmlReturn_t,                                          \
-    (nvmlDevice_t device, unsigned long long* supportedClocksEventReasons))                          \
-  X(nvmlDeviceGetMemoryInfo_v2, nvmlReturn_t, (nvmlDevice_t device, nvmlMemory_v2_t * memory))       \
-  X(nvmlDeviceGetMemoryInfo, nvmlReturn_t, (nvmlDevice_t device, nvmlMemory_t * memory))             \
-  X(nvmlDeviceGetTotalEccErrors, nvmlReturn_t,                                                       \
-    (nvmlDevice_t device, nvmlMemoryErrorType_t errorType, nvmlEccCounterType_t counterType,         \
-     unsigned long long* eccCounts))                                                                 \
-  X(nvmlDeviceGetRetiredPages, nvmlReturn_t,                                                         \
-    (nvmlDevice_t device, nvmlPageRetirementCause_t cause, unsigned int* pageCount,                  \
-     unsigned long long* addresses))                                                                 \
-  X(nvmlDeviceGetRetiredPagesPendingStatus, nvmlReturn_t,                                            \
-    (nvmlDevice_t device, nvmlEnableState_t * isPending))                                            \
-  X(nvmlDeviceGetRemappedRows, nvmlReturn_t,                                                         \
-    (nvmlDevice_t device, unsigned int* corrRows, unsigned int* uncRows, unsigned int* isPending,    \
-     unsigned int* failureOccurred))                                                                 \
-  X(nvmlDeviceGetPcieReplayCounter, nvmlReturn_t, (nvmlDevice_t device, unsigned int* value))        \
-  X(nvmlDeviceGetCurrPcieLinkGeneration, nvmlReturn_t,                                               \
-    (nvmlDevice_t device, unsigned int* currLinkGen))                                                \
-  X(nvmlDeviceGetCurrPcieLinkWidth, nvmlReturn_t, (nvmlDevice_t device, unsigned int* currLinkWidth)) \
-  X(nvmlDeviceGetMaxPcieLinkGeneration, nvmlReturn_t,                                                \
-    (nvmlDevice_t device, unsigned int* maxLinkGen))                                                 \
-  X(nvmlDeviceGetMaxPcieLinkWidth, nvmlReturn_t, (nvmlDevice_t device, unsigned int* maxLinkWidth))  \
-  X(nvmlDeviceGetFieldValues, nvmlReturn_t,                                                          \
-    (nvmlDevice_t device, int valuesCount, nvmlFieldValue_t* values))                                \
-  X(nvmlDeviceGetNvLinkState, nvmlReturn_t,                                                          \
-    (nvmlDevice_t device, unsigned int link, nvmlEnableState_t * isActive))                          \
-  X(nvmlDeviceGetNvLinkErrorCounter, nvmlReturn_t,                                                   \
-    (nvmlDevice_t device, unsigned int link, nvmlNvLinkErrorCounter_t counter,                       \
-     unsigned long long* counterValue))                                                              \
-  X(nvmlDeviceGetNumFans, nvmlReturn_t, (nvmlDevice_t device, unsigned int* numFans))                \
-  X(nvmlDeviceGetFanSpeed_v2, nvmlReturn_t,                                                          \
-    (nvmlDevice_t device, unsigned int fan, unsigned int* speed))                                    \
-  X(nvmlDeviceGetPerformanceState, nvmlReturn_t, (nvmlDevice_t device, nvmlPstates_t * pState))      \
-  X(nvmlEventSetCreate, nvmlReturn_t, (nvmlEventSet_t * set))                                        \
-  X(nvmlDeviceGetSupportedEventTypes, nvmlReturn_t,                                                  \
-    (nvmlDevice_t device, unsigned long long* eventTypes))                                           \
-  X(nvmlDeviceRegisterEvents, nvmlReturn_t,                                                          \
-    (nvmlDevice_t device, unsigned long long eventTypes, nvmlEventSet_t set))                        \
-  X(nvmlEventSetWait_v2, nvmlReturn_t,                                                               \
-    (nvmlEventSet_t set, nvmlEventData_t * data, unsigned int timeoutms))                            \
-  X(nvmlEventSetFree, nvmlReturn_t, (nvmlEventSet_t set))                                           \
-  X(nvmlDeviceGetMigMode, nvmlReturn_t,                                                              \
-    (nvmlDevice_t device, unsigned int* currentMode, unsigned int* pendingMode))                     \
-  X(nvmlDeviceGetMaxMigDeviceCount, nvmlReturn_t, (nvmlDevice_t device, unsigned int* count))        \
-  X(nvmlDeviceGetMigDeviceHandleByIndex, nvmlReturn_t,                                               \
-    (nvmlDevice_t device, unsigned int index, nvmlDevice_t* migDevice))                              \
-  X(nvmlDeviceGetGpuInstanceId, nvmlReturn_t, (nvmlDevice_t device, unsigned int* id))               \
+#define GPUMON_NVML_FUNCTIONS(X)                                                                  \
+  X(nvmlInit_v2, nvmlReturn_t, (void))                                                            \
+  X(nvmlShutdown, nvmlReturn_t, (void))                                                           \
+  X(nvmlErrorString, const char*, (nvmlReturn_t result))                                          \
+  X(nvmlSystemGetDriverVersion, nvmlReturn_t, (char* version, unsigned int length))               \
+  X(nvmlSystemGetNVMLVersion, nvmlReturn_t, (char* version, unsigned int length))                 \
+  X(nvmlSystemGetCudaDriverVersion_v2, nvmlReturn_t, (int* cudaDriverVersion))                    \
+  X(nvmlDeviceGetCount_v2, nvmlReturn_t, (unsigned int* deviceCount))                             \
+  X(nvmlDeviceGetHandleByIndex_v2, nvmlReturn_t, (unsigned int index, nvmlDevice_t* device))      \
+  X(nvmlDeviceGetName, nvmlReturn_t, (nvmlDevice_t device, char* name, unsigned int length))      \
+  X(nvmlDeviceGetUUID, nvmlReturn_t, (nvmlDevice_t device, char* uuid, unsigned int length))      \
+  X(nvmlDeviceGetPciInfo_v3, nvmlReturn_t, (nvmlDevice_t device, nvmlPciInfo_t * pci))            \
+  X(nvmlDeviceGetVbiosVersion, nvmlReturn_t,                                                      \
+    (nvmlDevice_t device, char* version, unsigned int length))                                    \
+  X(nvmlDeviceGetTemperatureV, nvmlReturn_t,                                                      \
+    (nvmlDevice_t device, nvmlTemperature_t * temperature))                                       \
+  X(nvmlDeviceGetTemperature, nvmlReturn_t,                                                       \
+    (nvmlDevice_t device, nvmlTemperatureSensors_t sensorType, unsigned int* temp))               \
+  X(nvmlDeviceGetPowerUsage, nvmlReturn_t, (nvmlDevice_t device, unsigned int* power))            \
+  X(nvmlDeviceGetPowerManagementLimit, nvmlReturn_t, (nvmlDevice_t device, unsigned int* limit))  \
+  X(nvmlDeviceGetEnforcedPowerLimit, nvmlReturn_t, (nvmlDevice_t device, unsigned int* limit))    \
+  X(nvmlDeviceGetTotalEnergyConsumption, nvmlReturn_t,                                            \
+    (nvmlDevice_t device, unsigned long long* energy))                                            \
+  X(nvmlDeviceGetUtilizationRates, nvmlReturn_t,                                                  \
+    (nvmlDevice_t device, nvmlUtilization_t * utilization))                                       \
+  X(nvmlDeviceGetEncoderUtilization, nvmlReturn_t,                                                \
+    (nvmlDevice_t device, unsigned int* utilization, unsigned int* samplingPeriodUs))             \
+  X(nvmlDeviceGetDecoderUtilization, nvmlReturn_t,                                                \
+    (nvmlDevice_t device, unsigned int* utilization, unsigned int* samplingPeriodUs))             \
+  X(nvmlDeviceGetClockInfo, nvmlReturn_t,                                                         \
+    (nvmlDevice_t device, nvmlClockType_t type, unsigned int* clock))                             \
+  X(nvmlDeviceGetMaxClockInfo, nvmlReturn_t,                                                      \
+    (nvmlDevice_t device, nvmlClockType_t type, unsigned int* clock))                             \
+  X(nvmlDeviceGetCurrentClocksEventReasons, nvmlReturn_t,                                         \
+    (nvmlDevice_t device, unsigned long long* clocksEventReasons))                                \
+  X(nvmlDeviceGetSupportedClocksEventReasons, nvmlReturn_t,                                       \
+    (nvmlDevice_t device, unsigned long long* supportedClocksEventReasons))                       \
+  X(nvmlDeviceGetMemoryInfo_v2, nvmlReturn_t, (nvmlDevice_t device, nvmlMemory_v2_t * memory))    \
+  X(nvmlDeviceGetMemoryInfo, nvmlReturn_t, (nvmlDevice_t device, nvmlMemory_t * memory))          \
+  X(nvmlDeviceGetTotalEccErrors, nvmlReturn_t,                                                    \
+    (nvmlDevice_t device, nvmlMemoryErrorType_t errorType, nvmlEccCounterType_t counterType,      \
+     unsigned long long* eccCounts))                                                              \
+  X(nvmlDeviceGetRetiredPages, nvmlReturn_t,                                                      \
+    (nvmlDevice_t device, nvmlPageRetirementCause_t cause, unsigned int* pageCount,               \
+     unsigned long long* addresses))                                                              \
+  X(nvmlDeviceGetRetiredPagesPendingStatus, nvmlReturn_t,                                         \
+    (nvmlDevice_t device, nvmlEnableState_t * isPending))                                         \
+  X(nvmlDeviceGetRemappedRows, nvmlReturn_t,                                                      \
+    (nvmlDevice_t device, unsigned int* corrRows, unsigned int* uncRows, unsigned int* isPending, \
+     unsigned int* failureOccurred))                                                              \
+  X(nvmlDeviceGetPcieReplayCounter, nvmlReturn_t, (nvmlDevice_t device, unsigned int* value))     \
+  X(nvmlDeviceGetCurrPcieLinkGeneration, nvmlReturn_t,                                            \
+    (nvmlDevice_t device, unsigned int* currLinkGen))                                             \
+  X(nvmlDeviceGetCurrPcieLinkWidth, nvmlReturn_t,                                                 \
+    (nvmlDevice_t device, unsigned int* currLinkWidth))                                           \
+  X(nvmlDeviceGetMaxPcieLinkGeneration, nvmlReturn_t,                                             \
+    (nvmlDevice_t device, unsigned int* maxLinkGen))                                              \
+  X(nvmlDeviceGetMaxPcieLinkWidth, nvmlReturn_t,                                                  \
+    (nvmlDevice_t device, unsigned int* maxLinkWidth))                                            \
+  X(nvmlDeviceGetFieldValues, nvmlReturn_t,                                                       \
+    (nvmlDevice_t device, int valuesCount, nvmlFieldValue_t* values))                             \
+  X(nvmlDeviceGetNvLinkState, nvmlReturn_t,                                                       \
+    (nvmlDevice_t device, unsigned int link, nvmlEnableState_t* isActive))                        \
+  X(nvmlDeviceGetNvLinkErrorCounter, nvmlReturn_t,                                                \
+    (nvmlDevice_t device, unsigned int link, nvmlNvLinkErrorCounter_t counter,                    \
+     unsigned long long* counterValue))                                                           \
+  X(nvmlDeviceGetNumFans, nvmlReturn_t, (nvmlDevice_t device, unsigned int* numFans))             \
+  X(nvmlDeviceGetFanSpeed_v2, nvmlReturn_t,                                                       \
+    (nvmlDevice_t device, unsigned int fan, unsigned int* speed))                                 \
+  X(nvmlDeviceGetPerformanceState, nvmlReturn_t, (nvmlDevice_t device, nvmlPstates_t * pState))   \
+  X(nvmlEventSetCreate, nvmlReturn_t, (nvmlEventSet_t * set))                                     \
+  X(nvmlDeviceGetSupportedEventTypes, nvmlReturn_t,                                               \
+    (nvmlDevice_t device, unsigned long long* eventTypes))                                        \
+  X(nvmlDeviceRegisterEvents, nvmlReturn_t,                                                       \
+    (nvmlDevice_t device, unsigned long long eventTypes, nvmlEventSet_t set))                     \
+  X(nvmlEventSetWait_v2, nvmlReturn_t,                                                            \
+    (nvmlEventSet_t set, nvmlEventData_t * data, unsigned int timeoutms))                         \
+  X(nvmlEventSetFree, nvmlReturn_t, (nvmlEventSet_t set))                                         \
+  X(nvmlDeviceGetMigMode, nvmlReturn_t,                                                           \
+    (nvmlDevice_t device, unsigned int* currentMode, unsigned int* pendingMode))                  \
+  X(nvmlDeviceGetMaxMigDeviceCount, nvmlReturn_t, (nvmlDevice_t device, unsigned int* count))     \
+  X(nvmlDeviceGetMigDeviceHandleByIndex, nvmlReturn_t,                                            \
+    (nvmlDevice_t device, unsigned int index, nvmlDevice_t* migDevice))                           \
+  X(nvmlDeviceGetGpuInstanceId, nvmlReturn_t, (nvmlDevice_t device, unsigned int* id))            \
   X(nvmlDeviceGetComputeInstanceId, nvmlReturn_t, (nvmlDevice_t device, unsigned int* id))
 
 }  // extern "C"

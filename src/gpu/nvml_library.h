@@ -29,6 +29,7 @@ class NvmlLibrary {
   NvmlLibrary(const NvmlLibrary&) = delete;
   NvmlLibrary& operator=(const NvmlLibrary&) = delete;
 
+// NOLINTNEXTLINE(bugprone-macro-parentheses): expands to a declarator
 #define GPUMON_NVML_POINTER(name, ret, args) ret(*name) args = nullptr;
   GPUMON_NVML_FUNCTIONS(GPUMON_NVML_POINTER)
 #undef GPUMON_NVML_POINTER

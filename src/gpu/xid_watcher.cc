@@ -60,7 +60,8 @@ void XidWatcher::Loop() {
       continue;
     }
     if (!(data.eventType & nvmlEventTypeXidCriticalError)) continue;
-    for (GpuCollector* c : collectors_) c->RecordXid(data.device, static_cast<unsigned>(data.eventData));
+    for (GpuCollector* c : collectors_)
+      c->RecordXid(data.device, static_cast<unsigned>(data.eventData));
   }
 }
 

@@ -145,10 +145,19 @@ nvmlReturn_t OnGpu(nvmlDevice_t device, nvmlReturn_t args, Fn&& fn) {
   });
 }
 
-// Range check for C enums coming from callers, which may hold any value.
+// The integer a caller passed as a C enum. C callers may pass any value, and
+// loading an out-of-range value as a C++ enum is undefined, so read the bytes.
 template <typename E>
-bool InRange(E value, E lo, E hi) {
-  const long long v = static_cast<long long>(value);
+long long Raw(const E& value) {
+  std::underlying_type_t<E> raw;
+  static_assert(sizeof(raw) == sizeof(value));
+  std::memcpy(&raw, &value, sizeof(raw));
+  return static_cast<long long>(raw);
+}
+
+template <typename E>
+bool InRange(const E& value, E lo, E hi) {
+  const long long v = Raw(value);
   return v >= static_cast<long long>(lo) && v <= static_cast<long long>(hi);
 }
 
@@ -162,6 +171,10 @@ nvmlReturn_t CopyString(std::string_view s, char* out, unsigned int length) {
 }
 
 bool MigEnabled(const GpuProfile& p) { return p.has_mig && p.mig_instances > 0; }
+
+// With MIG enabled the parent answers no remapped-row query (nvidia-smi shows
+// none in the MIG readings), though the GPU still remaps rows.
+bool RemappedRowsSupported(const GpuProfile& p) { return p.has_row_remapping && !MigEnabled(p); }
 
 void FillField(const SimulatedGpu& g, nvmlFieldValue_t& v) {
   const GpuProfile& p = g.profile();
@@ -229,13 +242,13 @@ void FillField(const SimulatedGpu& g, nvmlFieldValue_t& v) {
     case NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX:
       return link(false);
     case NVML_FI_DEV_REMAPPED_COR:
-      return ui(p.has_row_remapping, rows.correctable);
+      return ui(RemappedRowsSupported(p), rows.correctable);
     case NVML_FI_DEV_REMAPPED_UNC:
-      return ui(p.has_row_remapping, rows.uncorrectable);
+      return ui(RemappedRowsSupported(p), rows.uncorrectable);
     case NVML_FI_DEV_REMAPPED_PENDING:
-      return ui(p.has_row_remapping, rows.pending ? 1 : 0);
+      return ui(RemappedRowsSupported(p), rows.pending ? 1 : 0);
     case NVML_FI_DEV_REMAPPED_FAILURE:
-      return ui(p.has_row_remapping, rows.failure ? 1 : 0);
+      return ui(RemappedRowsSupported(p), rows.failure ? 1 : 0);
     case NVML_FI_DEV_POWER_INSTANT:
       return ui(p.has_power_instant, g.power_instant_mw());
     case NVML_FI_DEV_PCIE_COUNT_TX_BYTES:
@@ -357,38 +370,70 @@ nvmlReturn_t nvmlShutdown(void) {
 }
 
 const char* nvmlErrorString(nvmlReturn_t result) {
-  switch (result) {
-    case NVML_SUCCESS: return "Success";
-    case NVML_ERROR_UNINITIALIZED: return "Uninitialized";
-    case NVML_ERROR_INVALID_ARGUMENT: return "Invalid Argument";
-    case NVML_ERROR_NOT_SUPPORTED: return "Not Supported";
-    case NVML_ERROR_NO_PERMISSION: return "Insufficient Permissions";
-    case NVML_ERROR_ALREADY_INITIALIZED: return "Already Initialized";
-    case NVML_ERROR_NOT_FOUND: return "Not Found";
-    case NVML_ERROR_INSUFFICIENT_SIZE: return "Insufficient Size";
-    case NVML_ERROR_INSUFFICIENT_POWER: return "Insufficient External Power";
-    case NVML_ERROR_DRIVER_NOT_LOADED: return "Driver Not Loaded";
-    case NVML_ERROR_TIMEOUT: return "Timeout";
-    case NVML_ERROR_IRQ_ISSUE: return "Interrupt request issue";
-    case NVML_ERROR_LIBRARY_NOT_FOUND: return "NVML Shared Library Not Found";
-    case NVML_ERROR_FUNCTION_NOT_FOUND: return "Function Not Found";
-    case NVML_ERROR_CORRUPTED_INFOROM: return "Corrupted infoROM";
-    case NVML_ERROR_GPU_IS_LOST: return "GPU is lost";
-    case NVML_ERROR_RESET_REQUIRED: return "GPU requires restart";
-    case NVML_ERROR_OPERATING_SYSTEM: return "The operating system has blocked the request";
-    case NVML_ERROR_LIB_RM_VERSION_MISMATCH: return "RM has detected an NVML/RM version mismatch";
-    case NVML_ERROR_IN_USE: return "In use by another client";
-    case NVML_ERROR_MEMORY: return "Insufficient Memory";
-    case NVML_ERROR_NO_DATA: return "No data";
-    case NVML_ERROR_VGPU_ECC_NOT_ENABLED: return "The requested vgpu operation is not available on target device, because ECC is enabled";
-    case NVML_ERROR_INSUFFICIENT_RESOURCES: return "Insufficient resources";
-    case NVML_ERROR_FREQ_NOT_SUPPORTED: return "Frequency not supported";
-    case NVML_ERROR_ARGUMENT_VERSION_MISMATCH: return "Argument version mismatch";
-    case NVML_ERROR_DEPRECATED: return "Deprecated";
-    case NVML_ERROR_NOT_READY: return "Not Ready";
-    case NVML_ERROR_GPU_NOT_FOUND: return "GPU not found";
-    case NVML_ERROR_INVALID_STATE: return "Invalid state";
-    case NVML_ERROR_UNKNOWN: return "Unknown Error";
+  switch (sim::Raw(result)) {
+    case NVML_SUCCESS:
+      return "Success";
+    case NVML_ERROR_UNINITIALIZED:
+      return "Uninitialized";
+    case NVML_ERROR_INVALID_ARGUMENT:
+      return "Invalid Argument";
+    case NVML_ERROR_NOT_SUPPORTED:
+      return "Not Supported";
+    case NVML_ERROR_NO_PERMISSION:
+      return "Insufficient Permissions";
+    case NVML_ERROR_ALREADY_INITIALIZED:
+      return "Already Initialized";
+    case NVML_ERROR_NOT_FOUND:
+      return "Not Found";
+    case NVML_ERROR_INSUFFICIENT_SIZE:
+      return "Insufficient Size";
+    case NVML_ERROR_INSUFFICIENT_POWER:
+      return "Insufficient External Power";
+    case NVML_ERROR_DRIVER_NOT_LOADED:
+      return "Driver Not Loaded";
+    case NVML_ERROR_TIMEOUT:
+      return "Timeout";
+    case NVML_ERROR_IRQ_ISSUE:
+      return "Interrupt request issue";
+    case NVML_ERROR_LIBRARY_NOT_FOUND:
+      return "NVML Shared Library Not Found";
+    case NVML_ERROR_FUNCTION_NOT_FOUND:
+      return "Function Not Found";
+    case NVML_ERROR_CORRUPTED_INFOROM:
+      return "Corrupted infoROM";
+    case NVML_ERROR_GPU_IS_LOST:
+      return "GPU is lost";
+    case NVML_ERROR_RESET_REQUIRED:
+      return "GPU requires restart";
+    case NVML_ERROR_OPERATING_SYSTEM:
+      return "The operating system has blocked the request";
+    case NVML_ERROR_LIB_RM_VERSION_MISMATCH:
+      return "RM has detected an NVML/RM version mismatch";
+    case NVML_ERROR_IN_USE:
+      return "In use by another client";
+    case NVML_ERROR_MEMORY:
+      return "Insufficient Memory";
+    case NVML_ERROR_NO_DATA:
+      return "No data";
+    case NVML_ERROR_VGPU_ECC_NOT_ENABLED:
+      return "The requested vgpu operation is not available on target device, because ECC is "
+             "enabled";
+    case NVML_ERROR_INSUFFICIENT_RESOURCES:
+      return "Insufficient resources";
+    case NVML_ERROR_FREQ_NOT_SUPPORTED:
+      return "Frequency not supported";
+    case NVML_ERROR_ARGUMENT_VERSION_MISMATCH:
+      return "Argument version mismatch";
+    case NVML_ERROR_DEPRECATED:
+      return "Deprecated";
+    case NVML_ERROR_NOT_READY:
+      return "Not Ready";
+    case NVML_ERROR_GPU_NOT_FOUND:
+      return "GPU not found";
+    case NVML_ERROR_INVALID_STATE:
+      return "Invalid state";
+    case NVML_ERROR_UNKNOWN:
+      return "Unknown Error";
   }
   return "Unknown Error";
 }
@@ -431,14 +476,13 @@ nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t* dev
 }
 
 nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name, unsigned int length) {
-  return sim::OnDevice(device, sim::Check(name != nullptr),
-                       [&](SimulatedGpu& g, const DeviceHandle& h) {
-                         const GpuProfile& p = g.profile();
-                         if (h.mig < 0) return sim::CopyString(p.name, name, length);
-                         std::string mig_name =
-                             std::string(p.name) + " MIG " + std::string(p.mig_profile_name);
-                         return sim::CopyString(mig_name, name, length);
-                       });
+  return sim::OnDevice(
+      device, sim::Check(name != nullptr), [&](SimulatedGpu& g, const DeviceHandle& h) {
+        const GpuProfile& p = g.profile();
+        if (h.mig < 0) return sim::CopyString(p.name, name, length);
+        std::string mig_name = std::string(p.name) + " MIG " + std::string(p.mig_profile_name);
+        return sim::CopyString(mig_name, name, length);
+      });
 }
 
 nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid, unsigned int length) {
@@ -475,7 +519,7 @@ nvmlReturn_t nvmlDeviceGetTemperatureV(nvmlDevice_t device, nvmlTemperature_t* t
   nvmlReturn_t args = sim::Check(temperature != nullptr);
   if (args == NVML_SUCCESS && temperature->version != nvmlTemperature_v1) {
     args = NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
-  } else if (args == NVML_SUCCESS && temperature->sensorType != NVML_TEMPERATURE_GPU) {
+  } else if (args == NVML_SUCCESS && sim::Raw(temperature->sensorType) != NVML_TEMPERATURE_GPU) {
     args = NVML_ERROR_INVALID_ARGUMENT;
   }
   return sim::OnGpu(device, args, [&](SimulatedGpu& g) {
@@ -486,7 +530,8 @@ nvmlReturn_t nvmlDeviceGetTemperatureV(nvmlDevice_t device, nvmlTemperature_t* t
 
 nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTemperatureSensors_t sensorType,
                                       unsigned int* temp) {
-  return sim::OnGpu(device, sim::Check(temp != nullptr && sensorType == NVML_TEMPERATURE_GPU),
+  return sim::OnGpu(device,
+                    sim::Check(temp != nullptr && sim::Raw(sensorType) == NVML_TEMPERATURE_GPU),
                     [&](SimulatedGpu& g) {
                       *temp = static_cast<unsigned int>(std::max(0, g.temperature_c()));
                       return NVML_SUCCESS;
@@ -560,20 +605,24 @@ nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t device, unsigned int* 
 
 nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type,
                                     unsigned int* clock) {
-  return sim::OnGpu(device, sim::Check(clock != nullptr && sim::InRange(type, NVML_CLOCK_GRAPHICS, NVML_CLOCK_VIDEO)),
-                    [&](SimulatedGpu& g) {
-                      *clock = g.clock_mhz(static_cast<ClockDomain>(type));
-                      return NVML_SUCCESS;
-                    });
+  return sim::OnGpu(
+      device,
+      sim::Check(clock != nullptr && sim::InRange(type, NVML_CLOCK_GRAPHICS, NVML_CLOCK_VIDEO)),
+      [&](SimulatedGpu& g) {
+        *clock = g.clock_mhz(static_cast<ClockDomain>(type));
+        return NVML_SUCCESS;
+      });
 }
 
 nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, nvmlClockType_t type,
                                        unsigned int* clock) {
-  return sim::OnGpu(device, sim::Check(clock != nullptr && sim::InRange(type, NVML_CLOCK_GRAPHICS, NVML_CLOCK_VIDEO)),
-                    [&](SimulatedGpu& g) {
-                      *clock = sim::MaxClockMhz(g.profile(), static_cast<ClockDomain>(type));
-                      return NVML_SUCCESS;
-                    });
+  return sim::OnGpu(
+      device,
+      sim::Check(clock != nullptr && sim::InRange(type, NVML_CLOCK_GRAPHICS, NVML_CLOCK_VIDEO)),
+      [&](SimulatedGpu& g) {
+        *clock = sim::MaxClockMhz(g.profile(), static_cast<ClockDomain>(type));
+        return NVML_SUCCESS;
+      });
 }
 
 nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device,
@@ -586,11 +635,10 @@ nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device,
 
 nvmlReturn_t nvmlDeviceGetSupportedClocksEventReasons(
     nvmlDevice_t device, unsigned long long* supportedClocksEventReasons) {
-  return sim::OnGpu(device, sim::Check(supportedClocksEventReasons != nullptr),
-                    [&](SimulatedGpu&) {
-                      *supportedClocksEventReasons = sim::kSupportedReasons;
-                      return NVML_SUCCESS;
-                    });
+  return sim::OnGpu(device, sim::Check(supportedClocksEventReasons != nullptr), [&](SimulatedGpu&) {
+    *supportedClocksEventReasons = sim::kSupportedReasons;
+    return NVML_SUCCESS;
+  });
 }
 
 nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t* memory) {
@@ -621,9 +669,9 @@ nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, nvmlMemoryErrorTyp
                                          nvmlEccCounterType_t counterType,
                                          unsigned long long* eccCounts) {
   const bool ok = eccCounts != nullptr &&
-                  (errorType == NVML_MEMORY_ERROR_TYPE_CORRECTED ||
-                   errorType == NVML_MEMORY_ERROR_TYPE_UNCORRECTED) &&
-                  (counterType == NVML_VOLATILE_ECC || counterType == NVML_AGGREGATE_ECC);
+                  sim::InRange(errorType, NVML_MEMORY_ERROR_TYPE_CORRECTED,
+                               NVML_MEMORY_ERROR_TYPE_UNCORRECTED) &&
+                  sim::InRange(counterType, NVML_VOLATILE_ECC, NVML_AGGREGATE_ECC);
   return sim::OnGpu(device, sim::Check(ok), [&](SimulatedGpu& g) {
     if (!g.profile().has_ecc) return NVML_ERROR_NOT_SUPPORTED;
     *eccCounts = g.ecc_errors(errorType == NVML_MEMORY_ERROR_TYPE_UNCORRECTED,
@@ -635,8 +683,8 @@ nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, nvmlMemoryErrorTyp
 nvmlReturn_t nvmlDeviceGetRetiredPages(nvmlDevice_t device, nvmlPageRetirementCause_t cause,
                                        unsigned int* pageCount, unsigned long long* addresses) {
   const bool ok = pageCount != nullptr &&
-                  (cause == NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS ||
-                   cause == NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR);
+                  sim::InRange(cause, NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS,
+                               NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR);
   (void)addresses;  // the model never retires pages, so nothing is written
   return sim::OnGpu(device, sim::Check(ok), [&](SimulatedGpu& g) {
     if (!g.profile().has_retired_pages) return NVML_ERROR_NOT_SUPPORTED;
@@ -660,7 +708,7 @@ nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t device, unsigned int* corrRo
   const bool ok = corrRows != nullptr && uncRows != nullptr && isPending != nullptr &&
                   failureOccurred != nullptr;
   return sim::OnGpu(device, sim::Check(ok), [&](SimulatedGpu& g) {
-    if (!g.profile().has_row_remapping) return NVML_ERROR_NOT_SUPPORTED;
+    if (!sim::RemappedRowsSupported(g.profile())) return NVML_ERROR_NOT_SUPPORTED;
     const sim::RemappedRows rows = g.remapped_rows();
     *corrRows = rows.correctable;
     *uncRows = rows.uncorrectable;
@@ -708,27 +756,27 @@ nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t device, unsigned int* ma
 
 nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount,
                                       nvmlFieldValue_t* values) {
-  return sim::OnDevice(
-      device, sim::Check(values != nullptr && valuesCount >= 0),
-      [&](SimulatedGpu& g, const DeviceHandle& h) {
-        const long long now_us = std::chrono::duration_cast<std::chrono::microseconds>(
-                                     std::chrono::system_clock::now().time_since_epoch())
-                                     .count();
-        for (int i = 0; i < valuesCount; ++i) {
-          nvmlFieldValue_t& v = values[i];
-          v.timestamp = now_us;
-          if (h.mig >= 0) {
-            // MIG devices answer the call but none of these device fields.
-            v.latencyUsec = 0;
-            v.valueType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
-            std::memset(&v.value, 0, sizeof(v.value));
-            v.nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
-          } else {
-            sim::FillField(g, v);
-          }
-        }
-        return NVML_SUCCESS;
-      });
+  return sim::OnDevice(device, sim::Check(values != nullptr && valuesCount >= 0),
+                       [&](SimulatedGpu& g, const DeviceHandle& h) {
+                         const long long now_us =
+                             std::chrono::duration_cast<std::chrono::microseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count();
+                         for (int i = 0; i < valuesCount; ++i) {
+                           nvmlFieldValue_t& v = values[i];
+                           v.timestamp = now_us;
+                           if (h.mig >= 0) {
+                             // MIG devices answer the call but none of these device fields.
+                             v.latencyUsec = 0;
+                             v.valueType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
+                             std::memset(&v.value, 0, sizeof(v.value));
+                             v.nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+                           } else {
+                             sim::FillField(g, v);
+                           }
+                         }
+                         return NVML_SUCCESS;
+                       });
 }
 
 nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link,
@@ -745,8 +793,8 @@ nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link,
 nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t device, unsigned int link,
                                              nvmlNvLinkErrorCounter_t counter,
                                              unsigned long long* counterValue) {
-  const bool ok = counterValue != nullptr && sim::InRange(counter, NVML_NVLINK_ERROR_DL_REPLAY,
-                                                           NVML_NVLINK_ERROR_DL_ECC_DATA);
+  const bool ok = counterValue != nullptr &&
+                  sim::InRange(counter, NVML_NVLINK_ERROR_DL_REPLAY, NVML_NVLINK_ERROR_DL_ECC_DATA);
   return sim::OnGpu(device, sim::Check(ok), [&](SimulatedGpu& g) {
     const int links = g.profile().nvlink_links;
     if (links == 0) return NVML_ERROR_NOT_SUPPORTED;
@@ -793,8 +841,7 @@ nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t* set) {
   return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetSupportedEventTypes(nvmlDevice_t device,
-                                              unsigned long long* eventTypes) {
+nvmlReturn_t nvmlDeviceGetSupportedEventTypes(nvmlDevice_t device, unsigned long long* eventTypes) {
   return sim::OnGpu(device, sim::Check(eventTypes != nullptr), [&](SimulatedGpu&) {
     *eventTypes = sim::kSupportedEvents;
     return NVML_SUCCESS;

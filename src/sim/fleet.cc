@@ -10,8 +10,8 @@ constexpr int64_t kNoFault = std::numeric_limits<int64_t>::max();
 std::function<int64_t()> SteadyClockSinceNow() {
   const auto start = std::chrono::steady_clock::now();
   return [start] {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::steady_clock::now() - start)
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                 start)
         .count();
   };
 }

@@ -31,7 +31,7 @@ namespace gpumon::sim {
 struct FleetOptions {
   std::string spec = "h200x8";
   uint64_t seed = 1;
-  std::string faults;                  // fault schedule; empty for none
+  std::string faults;                 // fault schedule; empty for none
   std::function<int64_t()> clock_ms;  // empty: steady clock since creation
 };
 
@@ -78,8 +78,7 @@ class SimulatedFleet {
   // Waits up to `timeout` for the first logged event with sequence >= *cursor
   // that `wanted(event, sequence)` accepts, applying due faults meanwhile.
   // Advances *cursor past every event examined. Returns false on timeout.
-  bool WaitForEvent(uint64_t* cursor,
-                    const std::function<bool(const XidEvent&, uint64_t)>& wanted,
+  bool WaitForEvent(uint64_t* cursor, const std::function<bool(const XidEvent&, uint64_t)>& wanted,
                     std::chrono::milliseconds timeout, XidEvent* out);
 
  private:

@@ -46,8 +46,7 @@ Result<FleetSpec> ParseFleetSpec(std::string_view text) {
   FleetSpec spec;
   auto fail = [&](std::string_view part, const std::string& why) {
     return Status::Error("fleet spec \"" + std::string(text) + "\": part \"" + std::string(part) +
-                         "\": " + why + " (expected <model>x<count>; models: " + ValidKeys() +
-                         ")");
+                         "\": " + why + " (expected <model>x<count>; models: " + ValidKeys() + ")");
   };
   if (Trim(text).empty()) return fail("", "empty spec");
   size_t pos = 0;

@@ -64,8 +64,8 @@ SimulatedGpu::SimulatedGpu(const GpuProfile& profile, uint64_t fleet_seed, int i
   if (profile.has_ecc && weak < 0.05) ecc_rate_per_hour_ = 3.0;
   if (ToUnit(Hash(seed_, kChWeakness, 1)) < 0.03) pcie_replay_rate_per_hour_ = 6.0;
   if (profile.nvlink_links > 0 && ToUnit(Hash(seed_, kChWeakness, 2)) < 0.03) {
-    weak_link_ = static_cast<int>(Hash(seed_, kChWeakness, 3) %
-                                  static_cast<uint64_t>(profile.nvlink_links));
+    weak_link_ =
+        static_cast<int>(Hash(seed_, kChWeakness, 3) % static_cast<uint64_t>(profile.nvlink_links));
   }
   // Traffic is spread unevenly but stably across links.
   double total = 0;
@@ -78,7 +78,8 @@ SimulatedGpu::SimulatedGpu(const GpuProfile& profile, uint64_t fleet_seed, int i
   // History from before "boot": energy since the driver loaded and, for weak
   // GPUs, a few old corrected errors and remapped rows.
   const double uptime_h = 1 + 720 * ToUnit(Hash(seed_, kChHistory, 0));
-  energy_mj_ = std::floor(uptime_h * kMsPerHour * 0.5 * (profile.idle_power_w + profile.load_power_w));
+  energy_mj_ =
+      std::floor(uptime_h * kMsPerHour * 0.5 * (profile.idle_power_w + profile.load_power_w));
   if (ecc_rate_per_hour_ > 0) {
     ecc_corrected_history_ = 1 + Hash(seed_, kChHistory, 1) % 40;
     if (profile.has_row_remapping) {
@@ -89,8 +90,8 @@ SimulatedGpu::SimulatedGpu(const GpuProfile& profile, uint64_t fleet_seed, int i
   // Start idle and in thermal equilibrium.
   power_inst_w_ = power_avg_w_ = profile.idle_power_w;
   t_die_ = profile.ambient_c + profile.die_c_per_w * profile.idle_power_w;
-  t_mem_ = profile.ambient_c + profile.memory_offset_c +
-           profile.memory_c_per_w * profile.idle_power_w;
+  t_mem_ =
+      profile.ambient_c + profile.memory_offset_c + profile.memory_c_per_w * profile.idle_power_w;
   mem_used_ = static_cast<double>(profile.idle_memory_used_bytes);
   for (ClockDomain d :
        {ClockDomain::kGraphics, ClockDomain::kSm, ClockDomain::kMemory, ClockDomain::kVideo}) {
@@ -197,10 +198,14 @@ void SimulatedGpu::Step() {
   reasons_ = reasons;
 
   constexpr uint64_t kStepNs = static_cast<uint64_t>(kStepMs) * 1000000;
-  if (reasons & kReasonSwPowerCap) event_ns_[static_cast<int>(ClockEventCounter::kSwPowerCap)] += kStepNs;
-  if (reasons & kReasonSwThermalSlowdown) event_ns_[static_cast<int>(ClockEventCounter::kSwThermal)] += kStepNs;
-  if (reasons & kReasonHwThermalSlowdown) event_ns_[static_cast<int>(ClockEventCounter::kHwThermal)] += kStepNs;
-  if (reasons & kReasonHwPowerBrakeSlowdown) event_ns_[static_cast<int>(ClockEventCounter::kHwPowerBrake)] += kStepNs;
+  if (reasons & kReasonSwPowerCap)
+    event_ns_[static_cast<int>(ClockEventCounter::kSwPowerCap)] += kStepNs;
+  if (reasons & kReasonSwThermalSlowdown)
+    event_ns_[static_cast<int>(ClockEventCounter::kSwThermal)] += kStepNs;
+  if (reasons & kReasonHwThermalSlowdown)
+    event_ns_[static_cast<int>(ClockEventCounter::kHwThermal)] += kStepNs;
+  if (reasons & kReasonHwPowerBrakeSlowdown)
+    event_ns_[static_cast<int>(ClockEventCounter::kHwPowerBrake)] += kStepNs;
   if (idle) event_ns_[static_cast<int>(ClockEventCounter::kLowUtilization)] += kStepNs;
 
   // Utilization as NVML reports it, in whole percent.
@@ -235,7 +240,8 @@ void SimulatedGpu::Step() {
   if (Chance(kChPcieReplay, (0.01 + pcie_replay_rate_per_hour_) * load)) ++pcie_replays_;
   if (p.nvlink_links > 0) {
     const bool weak = weak_link_ >= 0;
-    const int link = weak ? weak_link_ : static_cast<int>(step_ % static_cast<uint64_t>(p.nvlink_links));
+    const int link =
+        weak ? weak_link_ : static_cast<int>(step_ % static_cast<uint64_t>(p.nvlink_links));
     auto& e = nvlink_errors_[link];
     if (Chance(kChNvlinkReplay, weak ? 10.0 : 0.02)) ++e[static_cast<int>(NvLinkError::kReplay)];
     if (Chance(kChNvlinkRecovery, weak ? 0.5 : 0.0)) ++e[static_cast<int>(NvLinkError::kRecovery)];

@@ -77,7 +77,7 @@ class SimulatedGpu {
 
   // Identity.
   const std::string& uuid() const { return uuid_; }  // "GPU-xxxxxxxx-xxxx-..."
-  std::string mig_uuid(int instance) const;           // "MIG-xxxxxxxx-xxxx-..."
+  std::string mig_uuid(int instance) const;          // "MIG-xxxxxxxx-xxxx-..."
   uint32_t pci_domain() const;
   uint32_t pci_bus() const;
 

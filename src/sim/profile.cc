@@ -95,7 +95,7 @@ GpuProfile MakeH100() {
   p.memory_c_per_bw_pct = 0.15;
   p.max_memory_mhz = 2619;
   p.idle_memory_mhz = 2619;
-  p.memory_total_bytes = 81559 * kMiB;  // 85520809984
+  p.memory_total_bytes = 81559 * kMiB;   // 85520809984
   p.memory_reserved_bytes = 479 * kMiB;  // 502267904
   return p;
 }
@@ -185,9 +185,9 @@ GpuProfile MakeRtx4080s() {
       .idle_video_mhz = 1185,
       .pstate_idle = 8,
       .pstate_load = 2,
-      .memory_total_bytes = 16376 * kMiB,     // 17171480576
-      .memory_reserved_bytes = 434 * kMiB,    // 455081984
-      .idle_memory_used_bytes = 596 * kMiB,   // desktop use, 624951296
+      .memory_total_bytes = 16376 * kMiB,    // 17171480576
+      .memory_reserved_bytes = 434 * kMiB,   // 455081984
+      .idle_memory_used_bytes = 596 * kMiB,  // desktop use, 624951296
       .pcie_max_gen = 4,
       .pcie_max_width = 16,
       .pcie_idle_gen = 1,
@@ -222,12 +222,9 @@ GpuProfile WithMig(GpuProfile p, std::string_view key, std::string_view profile_
 
 const std::array<GpuProfile, 6>& Profiles() {
   static const std::array<GpuProfile, 6> kProfiles = {
-      MakeH200(),
-      WithMig(MakeH200(), "h200mig", "3g.71gb", 71424 * kMiB),
-      MakeH100(),
-      WithMig(MakeH100(), "h100mig", "3g.40gb", 40320 * kMiB),
-      MakeL40s(),
-      MakeRtx4080s(),
+      MakeH200(), WithMig(MakeH200(), "h200mig", "3g.71gb", 71424 * kMiB),
+      MakeH100(), WithMig(MakeH100(), "h100mig", "3g.40gb", 40320 * kMiB),
+      MakeL40s(), MakeRtx4080s(),
   };
   return kProfiles;
 }

@@ -127,7 +127,8 @@ Phase WorkloadSchedule::Generate(int64_t start_ms, bool first) {
   }
   // The first phase is cut short at a random point so GPUs of one fleet do
   // not all change phase in lockstep.
-  if (first) duration = std::max<int64_t>(5 * kSecond, static_cast<int64_t>(duration * rng_.Unit()));
+  if (first)
+    duration = std::max<int64_t>(5 * kSecond, static_cast<int64_t>(duration * rng_.Unit()));
   p.end_ms = start_ms + duration;
   return p;
 }

@@ -24,10 +24,10 @@ std::string_view PhaseName(PhaseKind kind);
 struct Phase {
   PhaseKind kind = PhaseKind::kIdle;
   int64_t start_ms = 0;
-  int64_t end_ms = 0;      // exclusive
-  double util = 0;         // base SM utilization, 0..1
-  double mem_util = 0;     // memory-bandwidth utilization, 0..1
-  double intensity = 0;    // power per unit of utilization (1 = profile load_power_w)
+  int64_t end_ms = 0;       // exclusive
+  double util = 0;          // base SM utilization, 0..1
+  double mem_util = 0;      // memory-bandwidth utilization, 0..1
+  double intensity = 0;     // power per unit of utilization (1 = profile load_power_w)
   double mem_fraction = 0;  // share of the usable frame buffer allocated
   double pcie_rx_gbps = 0;  // GB/s host -> device
   double pcie_tx_gbps = 0;  // GB/s device -> host

@@ -33,18 +33,16 @@ HttpServer::HttpServer(HttpServerOptions options) {
 
 void HttpServer::ServeMetrics(MetricsEndpoint& endpoint, const httplib::Request& req,
                               httplib::Response& res) {
-  auto body = endpoint.Get(req.get_header_value("Accept"),
-                           req.get_header_value("Accept-Encoding"));
+  auto body = endpoint.Get(req.get_header_value("Accept"), req.get_header_value("Accept-Encoding"));
   if (body.gzip) res.set_header("Content-Encoding", "gzip");
   res.set_header("Vary", "Accept, Accept-Encoding");
   // A sized content provider bypasses cpp-httplib's own compression, which
   // would otherwise compress (again) on every request.
   auto bytes = body.bytes;
-  res.set_content_provider(
-      bytes->size(), std::string(exposition::ContentTypeOf(body.format)),
-      [bytes](size_t offset, size_t length, httplib::DataSink& sink) {
-        return sink.write(bytes->data() + offset, length);
-      });
+  res.set_content_provider(bytes->size(), std::string(exposition::ContentTypeOf(body.format)),
+                           [bytes](size_t offset, size_t length, httplib::DataSink& sink) {
+                             return sink.write(bytes->data() + offset, length);
+                           });
 }
 
 Status HttpServer::Bind(const std::string& address) {

@@ -18,18 +18,18 @@ namespace {
 
 // An owned copy of an Entry, so tests can collect a whole parse.
 struct Owned {
-  EntryKind kind;
-  size_t line;
+  EntryKind kind = EntryKind::kEof;
+  size_t line = 0;
   std::string name;
   std::vector<Label> labels;
-  double value;
+  double value = 0;
   std::optional<int64_t> timestamp_ms;
   bool has_exemplar = false;
   std::vector<Label> exemplar_labels;
   double exemplar_value = 0;
   std::optional<int64_t> exemplar_timestamp_ms;
   std::string text;
-  MetricType type;
+  MetricType type = MetricType::kUnknown;
 };
 
 Result<std::vector<Owned>> ParseAll(std::string_view input, Format format,
@@ -40,18 +40,15 @@ Result<std::vector<Owned>> ParseAll(std::string_view input, Format format,
   while (true) {
     Status status = parser.Next(entry);
     if (!status.ok()) return status;
-    Owned owned{entry.kind,
-                entry.line,
-                std::string(entry.name),
-                ToLabels(entry.labels),
-                entry.value,
-                entry.timestamp_ms,
-                false,
-                {},
-                0,
-                std::nullopt,
-                std::string(entry.text),
-                entry.type};
+    Owned owned;
+    owned.kind = entry.kind;
+    owned.line = entry.line;
+    owned.name = entry.name;
+    owned.labels = ToLabels(entry.labels);
+    owned.value = entry.value;
+    owned.timestamp_ms = entry.timestamp_ms;
+    owned.text = entry.text;
+    owned.type = entry.type;
     if (entry.exemplar) {
       owned.has_exemplar = true;
       owned.exemplar_labels = ToLabels(entry.exemplar->labels);

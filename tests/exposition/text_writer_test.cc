@@ -48,7 +48,10 @@ TEST(TextWriterTest, FormatsValuesLikePrometheus) {
 
 TEST(TextWriterTest, Text004Layout) {
   std::vector<MetricFamily> fs = {
-      {"gpu_energy_joules_total", MetricType::kCounter, "Energy.", "joules",
+      {"gpu_energy_joules_total",
+       MetricType::kCounter,
+       "Energy.",
+       "joules",
        {{{{"gpu", "0"}}, 12.5, std::nullopt}, {{{"gpu", "1"}}, 3, int64_t{1700000000123}}}},
       {"gpu_info", MetricType::kInfo, "Versions.", "", {{{{"driver_version", "590"}}, 1, {}}}},
       {"empty_family", MetricType::kGauge, "Dropped.", "", {}},
@@ -65,10 +68,16 @@ TEST(TextWriterTest, Text004Layout) {
 
 TEST(TextWriterTest, OpenMetricsLayout) {
   std::vector<MetricFamily> fs = {
-      {"gpu_energy_joules_total", MetricType::kCounter, "Energy.", "joules",
+      {"gpu_energy_joules_total",
+       MetricType::kCounter,
+       "Energy.",
+       "joules",
        {{{{"gpu", "0"}}, 12.5, int64_t{1700000000123}}}},
       {"gpu_info", MetricType::kInfo, "Versions.", "", {{{{"driver_version", "590"}}, 1, {}}}},
-      {"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", MetricType::kCounter, "Energy (mJ).", "",
+      {"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
+       MetricType::kCounter,
+       "Energy (mJ).",
+       "",
        {{{}, 12500, {}}}},
       {"gpu_temperature_celsius", MetricType::kGauge, "Temp.", "celsius", {{{}, 40, {}}}},
       {"gpu_fan_speed_ratio", MetricType::kGauge, "Fan.", "celsius", {{{}, 0.4, {}}}},
@@ -111,7 +120,10 @@ TEST(TextWriterTest, NegotiatesFormatFromAccept) {
 // Whatever the writer produces, the parser reads back unchanged.
 TEST(TextWriterTest, RoundTripsThroughParser) {
   std::vector<MetricFamily> fs = {
-      {"weird_total", MetricType::kCounter, "Help with \\ and \n newline.", "",
+      {"weird_total",
+       MetricType::kCounter,
+       "Help with \\ and \n newline.",
+       "",
        {{{{"a", "quote\" backslash\\ newline\n"}, {"b", ""}}, 1e-300, {}},
         {{{"a", "x"}, {"b", "y"}}, std::numeric_limits<double>::infinity(), {}}}},
       {"g", MetricType::kGauge, "G.", "", {{{}, -0.0, {}}, {{{"z", "1"}}, 123456789.125, {}}}},

@@ -147,7 +147,8 @@ TEST_F(CollectorTest, UnsupportedFieldIsAbsentNotZero) {
   auto m = Values(Metric::kMemoryTemperature);
   EXPECT_EQ(m.count(0), 0u);
   EXPECT_EQ(m[1], 60);
-  EXPECT_TRUE(collector_->devices()[0].unsupported.test(static_cast<size_t>(Metric::kMemoryTemperature)));
+  EXPECT_TRUE(
+      collector_->devices()[0].unsupported.test(static_cast<size_t>(Metric::kMemoryTemperature)));
 }
 
 TEST_F(CollectorTest, MissingSymbolsAndNoPermissionMakeMetricsAbsent) {
@@ -217,12 +218,9 @@ TEST_F(CollectorTest, BuildsNativeAndDcgmFamilies) {
   ASSERT_NE(used, nullptr);
   ASSERT_EQ(used->samples.size(), 2u);
   EXPECT_EQ(used->samples[0].value, double(1ull << 30));
-  std::vector<exposition::Label> expected = {{"gpu", "0"},
-                                             {"uuid", "GPU-test-0"},
-                                             {"pci_bus_id", "00000000:10:00.0"},
-                                             {"device", "nvidia0"},
-                                             {"model", "NVIDIA Test GPU"},
-                                             {"hostname", "node-a"}};
+  std::vector<exposition::Label> expected = {
+      {"gpu", "0"},          {"uuid", "GPU-test-0"},       {"pci_bus_id", "00000000:10:00.0"},
+      {"device", "nvidia0"}, {"model", "NVIDIA Test GPU"}, {"hostname", "node-a"}};
   EXPECT_EQ(used->samples[0].labels, expected);
   EXPECT_EQ(find(native, "DCGM_FI_DEV_FB_USED"), nullptr);
 

@@ -25,8 +25,8 @@ namespace {
 // Each profile needs its own copy of the library: NVML state is global to a
 // loaded library, and dlopen of the same path returns the same instance.
 std::string PrivateCopy(const std::string& tag) {
-  auto dir = std::filesystem::temp_directory_path() /
-             ("gpumon-fake-nvml-" + std::to_string(getpid()));
+  auto dir =
+      std::filesystem::temp_directory_path() / ("gpumon-fake-nvml-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   auto path = dir / ("libnvml-" + tag + ".so");
   std::filesystem::copy_file(GPUMON_FAKE_NVML, path,
@@ -37,25 +37,44 @@ std::string PrivateCopy(const std::string& tag) {
 bool Supports(const sim::GpuProfile& p, Feature f) {
   const bool mig_on = p.has_mig && p.mig_instances > 0;
   switch (f) {
-    case Feature::kAny: return true;
-    case Feature::kMemoryTemperature: return p.has_memory_temperature;
-    case Feature::kPowerInstant: return p.has_power_instant;
-    case Feature::kEnergy: return p.has_energy;
-    case Feature::kUtilization: return !mig_on;
-    case Feature::kEncoder: return p.has_encoder && !mig_on;
-    case Feature::kDecoder: return p.has_decoder && !mig_on;
-    case Feature::kClockEventCounters: return p.has_clock_event_counters;
-    case Feature::kMemoryReserved: return true;
-    case Feature::kEcc: return p.has_ecc;
-    case Feature::kRetiredPages: return p.has_retired_pages;
-    case Feature::kRowRemapping: return p.has_row_remapping;
-    case Feature::kPcieReplay: return p.has_pcie_replay;
-    case Feature::kPcieByteCounters: return p.has_pcie_byte_counters;
-    case Feature::kNvlink: return p.nvlink_links > 0;
-    case Feature::kFans: return p.num_fans > 0;
-    case Feature::kMig: return p.has_mig;
-    case Feature::kXidEvents: return true;
-    case Feature::kCount: break;
+    case Feature::kAny:
+      return true;
+    case Feature::kMemoryTemperature:
+      return p.has_memory_temperature;
+    case Feature::kPowerInstant:
+      return p.has_power_instant;
+    case Feature::kEnergy:
+      return p.has_energy;
+    case Feature::kUtilization:
+      return !mig_on;
+    case Feature::kEncoder:
+      return p.has_encoder && !mig_on;
+    case Feature::kDecoder:
+      return p.has_decoder && !mig_on;
+    case Feature::kClockEventCounters:
+      return p.has_clock_event_counters;
+    case Feature::kMemoryReserved:
+      return true;
+    case Feature::kEcc:
+      return p.has_ecc;
+    case Feature::kRetiredPages:
+      return p.has_retired_pages;
+    case Feature::kRowRemapping:
+      return p.has_row_remapping;
+    case Feature::kPcieReplay:
+      return p.has_pcie_replay;
+    case Feature::kPcieByteCounters:
+      return p.has_pcie_byte_counters;
+    case Feature::kNvlink:
+      return p.nvlink_links > 0;
+    case Feature::kFans:
+      return p.num_fans > 0;
+    case Feature::kMig:
+      return p.has_mig;
+    case Feature::kXidEvents:
+      return true;
+    case Feature::kCount:
+      break;
   }
   return false;
 }
@@ -125,8 +144,10 @@ TEST_P(FakeNvmlCoverageTest, ExposesExactlyTheSupportedMetrics) {
                         std::back_inserter(missing));
     std::set_difference(got.begin(), got.end(), want.begin(), want.end(),
                         std::back_inserter(extra));
-    EXPECT_TRUE(missing.empty()) << key << ": supported but absent: " << ::testing::PrintToString(missing);
-    EXPECT_TRUE(extra.empty()) << key << ": exposed but unsupported: " << ::testing::PrintToString(extra);
+    EXPECT_TRUE(missing.empty()) << key
+                                 << ": supported but absent: " << ::testing::PrintToString(missing);
+    EXPECT_TRUE(extra.empty()) << key
+                               << ": exposed but unsupported: " << ::testing::PrintToString(extra);
   }
   EXPECT_TRUE(collector.nvml_errors().empty())
       << ::testing::PrintToString(collector.nvml_errors().size());

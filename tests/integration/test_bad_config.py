@@ -56,7 +56,7 @@ groups:
     ("wrong-kind", """\
 names:
   - native
-""", 1, ["names"]),
+""", 2, ["names"]),
 ]
 
 EXIT_WITHIN_S = 10

@@ -3,12 +3,15 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <regex>
 #include <set>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "gpu/nvml_api.h"
 
@@ -26,8 +29,8 @@ Nvml LoadLibrary() {
   Nvml lib;
   lib.handle = dlopen(GPUMON_FAKE_NVML_PATH, RTLD_NOW | RTLD_LOCAL);
   if (lib.handle == nullptr) return lib;
-#define GPUMON_TEST_RESOLVE(name, ret, params)                              \
-  lib.name = reinterpret_cast<ret(*) params>(dlsym(lib.handle, #name));     \
+#define GPUMON_TEST_RESOLVE(name, ret, params)                          \
+  lib.name = reinterpret_cast<ret(*) params>(dlsym(lib.handle, #name)); \
   if (lib.name == nullptr) lib.missing.push_back(#name);
   GPUMON_NVML_FUNCTIONS(GPUMON_TEST_RESOLVE)
 #undef GPUMON_TEST_RESOLVE
@@ -79,9 +82,11 @@ class FakeNvmlTest : public ::testing::Test {
 };
 
 TEST_F(FakeNvmlTest, ExportsEveryEntryPoint) {
-  // SetUp already resolved each X-macro name; also check a non-NVML symbol of
-  // the simulator is not exported.
-  EXPECT_EQ(dlsym(Lib().handle, "_ZN6gpumon3sim11FindProfileESt17basic_string_viewIcSt11char_traitsIcEE"),
+  // SetUp already resolved each X-macro name. The simulator linked inside
+  // stays private: gpumon::sim::ParseFleetSpec(std::string_view) is not
+  // visible.
+  EXPECT_EQ(dlsym(Lib().handle,
+                  "_ZN6gpumon3sim14ParseFleetSpecESt17basic_string_viewIcSt11char_traitsIcEE"),
             nullptr);
 }
 
@@ -148,7 +153,8 @@ TEST_F(FakeNvmlTest, DefaultFleetIsEightH200s) {
     uuids.insert(uuid);
     nvmlPciInfo_t pci;
     ASSERT_EQ(nvml().nvmlDeviceGetPciInfo_v3(d, &pci), NVML_SUCCESS);
-    EXPECT_TRUE(std::regex_match(pci.busId, std::regex("00000000:[0-9A-F]{2}:00\\.0"))) << pci.busId;
+    EXPECT_TRUE(std::regex_match(pci.busId, std::regex("00000000:[0-9A-F]{2}:00\\.0")))
+        << pci.busId;
     EXPECT_EQ(pci.pciDeviceId, 0x233510DEu);
     buses.insert(pci.busId);
   }
@@ -213,9 +219,9 @@ TEST_F(FakeNvmlTest, InvalidArguments) {
   EXPECT_EQ(nvml().nvmlDeviceGetTotalEccErrors(d, static_cast<nvmlMemoryErrorType_t>(5),
                                                NVML_VOLATILE_ECC, &ull),
             NVML_ERROR_INVALID_ARGUMENT);
-  EXPECT_EQ(nvml().nvmlDeviceGetNvLinkErrorCounter(d, 0, static_cast<nvmlNvLinkErrorCounter_t>(9),
-                                                   &ull),
-            NVML_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(
+      nvml().nvmlDeviceGetNvLinkErrorCounter(d, 0, static_cast<nvmlNvLinkErrorCounter_t>(9), &ull),
+      NVML_ERROR_INVALID_ARGUMENT);
   nvmlEnableState_t state;
   EXPECT_EQ(nvml().nvmlDeviceGetNvLinkState(d, 18, &state), NVML_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(nvml().nvmlDeviceGetFieldValues(d, 1, nullptr), NVML_ERROR_INVALID_ARGUMENT);
@@ -272,12 +278,11 @@ TEST_F(FakeNvmlTest, H200AnswersDataCenterSignals) {
   unsigned int a, b, c, e;
   EXPECT_EQ(nvml().nvmlDeviceGetRemappedRows(d, &a, &b, &c, &e), NVML_SUCCESS);
   unsigned int pages = 0;
-  EXPECT_EQ(nvml().nvmlDeviceGetRetiredPages(
-                d, NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR, &pages, nullptr),
+  EXPECT_EQ(nvml().nvmlDeviceGetRetiredPages(d, NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR,
+                                             &pages, nullptr),
             NVML_ERROR_NOT_SUPPORTED);
   nvmlEnableState_t pending;
-  EXPECT_EQ(nvml().nvmlDeviceGetRetiredPagesPendingStatus(d, &pending),
-            NVML_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(nvml().nvmlDeviceGetRetiredPagesPendingStatus(d, &pending), NVML_ERROR_NOT_SUPPORTED);
   EXPECT_EQ(nvml().nvmlDeviceGetNumFans(d, &v), NVML_ERROR_NOT_SUPPORTED);
   EXPECT_EQ(nvml().nvmlDeviceGetFanSpeed_v2(d, 0, &v), NVML_ERROR_NOT_SUPPORTED);
   nvmlEnableState_t active;
@@ -312,7 +317,7 @@ TEST_F(FakeNvmlTest, FieldValuesCarryTheirOwnReturnCodes) {
                               NVML_FI_DEV_NVLINK_LINK_COUNT,
                               12345};
   constexpr int kN = sizeof(ids) / sizeof(ids[0]);
-  auto fetch = [&](nvmlDevice_t d, nvmlFieldValue_t (&v)[kN]) {
+  auto fetch = [&](nvmlDevice_t d, nvmlFieldValue_t(&v)[kN]) {
     for (int i = 0; i < kN; ++i) {
       v[i] = nvmlFieldValue_t{};
       v[i].fieldId = ids[i];
@@ -478,8 +483,18 @@ TEST_F(FakeNvmlTest, MigDevicesOnH200Mig) {
   unsigned int max = 0;
   ASSERT_EQ(nvml().nvmlDeviceGetMaxMigDeviceCount(parent, &max), NVML_SUCCESS);
   EXPECT_EQ(max, 7u);
+  // As in the MIG readings: no parent utilization and no remapped rows.
   nvmlUtilization_t u;
   EXPECT_EQ(nvml().nvmlDeviceGetUtilizationRates(parent, &u), NVML_ERROR_NOT_SUPPORTED);
+  unsigned int a, b, c, e, period;
+  EXPECT_EQ(nvml().nvmlDeviceGetRemappedRows(parent, &a, &b, &c, &e), NVML_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(nvml().nvmlDeviceGetEncoderUtilization(parent, &a, &period), NVML_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(Field(parent, NVML_FI_DEV_REMAPPED_COR).nvmlReturn, NVML_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(Field(parent, NVML_FI_DEV_MEMORY_TEMP).nvmlReturn, NVML_SUCCESS);
+  unsigned long long ecc = 0;
+  EXPECT_EQ(nvml().nvmlDeviceGetTotalEccErrors(parent, NVML_MEMORY_ERROR_TYPE_CORRECTED,
+                                               NVML_VOLATILE_ECC, &ecc),
+            NVML_SUCCESS);
 
   nvmlDevice_t mig[2];
   std::set<std::string> uuids;
@@ -521,9 +536,47 @@ TEST_F(FakeNvmlTest, MigDevicesOnH200Mig) {
             NVML_ERROR_INVALID_ARGUMENT);
   // MIG handles of different parents are different devices.
   nvmlDevice_t first_of_gpu0;
-  ASSERT_EQ(nvml().nvmlDeviceGetMigDeviceHandleByIndex(Device(0), 0, &first_of_gpu0),
-            NVML_SUCCESS);
+  ASSERT_EQ(nvml().nvmlDeviceGetMigDeviceHandleByIndex(Device(0), 0, &first_of_gpu0), NVML_SUCCESS);
   EXPECT_NE(first_of_gpu0, mig[0]);
+}
+
+TEST_F(FakeNvmlTest, ConcurrentCallersAndAnEventWaiter) {
+  Init("h200x8", "xid:gpu=5:code=48:at=300ms");
+  nvmlEventSet_t set = nullptr;
+  ASSERT_EQ(nvml().nvmlEventSetCreate(&set), NVML_SUCCESS);
+  for (unsigned int i = 0; i < 8; ++i) {
+    ASSERT_EQ(nvml().nvmlDeviceRegisterEvents(Device(i), nvmlEventTypeXidCriticalError, set),
+              NVML_SUCCESS);
+  }
+  nvmlEventData_t data{};
+  nvmlReturn_t waited = NVML_ERROR_UNKNOWN;
+  std::thread waiter([&] { waited = nvml().nvmlEventSetWait_v2(set, &data, 10000); });
+  std::vector<std::thread> readers;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 4; ++t) {
+    readers.emplace_back([&] {
+      const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+      while (std::chrono::steady_clock::now() < end) {
+        for (unsigned int i = 0; i < 8; ++i) {
+          nvmlDevice_t d = nullptr;
+          unsigned int v = 0;
+          nvmlFieldValue_t f{};
+          f.fieldId = NVML_FI_DEV_TOTAL_ENERGY_CONSUMPTION;
+          if (nvml().nvmlDeviceGetHandleByIndex_v2(i, &d) != NVML_SUCCESS ||
+              nvml().nvmlDeviceGetPowerUsage(d, &v) != NVML_SUCCESS ||
+              nvml().nvmlDeviceGetFieldValues(d, 1, &f) != NVML_SUCCESS) {
+            ++failures;
+          }
+        }
+      }
+    });
+  }
+  for (auto& r : readers) r.join();
+  waiter.join();
+  EXPECT_EQ(failures.load(), 0);
+  ASSERT_EQ(waited, NVML_SUCCESS);
+  EXPECT_EQ(data.device, Device(5));
+  EXPECT_EQ(data.eventData, 48u);
 }
 
 TEST_F(FakeNvmlTest, ManyGpusAreCheapToQuery) {

@@ -117,14 +117,19 @@ void Walk(SimulatedGpu& g, int64_t hours, int64_t step_ms, Fn&& fn) {
 
 TEST(GpuModelTest, IdleStepsReportIdleClocksAndBit) {
   SimulatedGpu g(H200(), 11, 0);
-  int idle = 0;
+  int idle = 0, idle_for = 0;
   Walk(g, 2, 1000, [&](SimulatedGpu& s) {
     if (s.utilization_gpu_pct() == 0 && s.phase() == PhaseKind::kIdle) {
       ++idle;
       EXPECT_TRUE(s.clocks_event_reasons() & kReasonGpuIdle);
       EXPECT_EQ(s.clock_mhz(ClockDomain::kSm), 345u);
       EXPECT_EQ(s.clock_mhz(ClockDomain::kVideo), 765u);
-      EXPECT_LT(s.power_mw(), 130000u);
+      // The one-second power average settles within a few seconds.
+      if (++idle_for > 5) {
+        EXPECT_NEAR(s.power_mw() / 1000.0, 77.7, 4);
+      }
+    } else {
+      idle_for = 0;
     }
   });
   EXPECT_GT(idle, 60);
@@ -213,10 +218,15 @@ TEST(GpuModelTest, CoolingFailureThrottles) {
     const uint64_t r = s.clocks_event_reasons();
     if (r & (kReasonSwThermalSlowdown | kReasonHwThermalSlowdown)) {
       ++thermal;
-      EXPECT_GE(s.die_temperature(), H200().slowdown_temp_c);
-      if (!(r & kReasonGpuIdle)) EXPECT_LT(s.clock_mhz(ClockDomain::kSm), 1980u);
+      // The reason reflects the sensor at the start of the step.
+      EXPECT_GE(s.die_temperature(), H200().slowdown_temp_c - 0.5);
+      if (!(r & kReasonGpuIdle)) {
+        EXPECT_LT(s.clock_mhz(ClockDomain::kSm), 1980u);
+      }
     }
-    if (r & kReasonHwThermalSlowdown) EXPECT_TRUE(r & kReasonHwSlowdown);
+    if (r & kReasonHwThermalSlowdown) {
+      EXPECT_TRUE(r & kReasonHwSlowdown);
+    }
   });
   EXPECT_GT(thermal, 60);
   EXPECT_LT(hottest, 115);  // throttling holds it down
@@ -266,7 +276,9 @@ TEST(GpuModelTest, CountersNeverDecreaseOverALongRun) {
     EXPECT_NEAR(energy_w, power_sum / n, power_sum / n * 0.05) << key;
     EXPECT_GT(ns[static_cast<int>(ClockEventCounter::kLowUtilization)], 0u) << key;
     EXPECT_GT(pcie_tx, 0u) << key;
-    if (p.nvlink_links > 0) EXPECT_GT(g.nvlink_rx_kib(17), 0u);
+    if (p.nvlink_links > 0) {
+      EXPECT_GT(g.nvlink_rx_kib(17), 0u);
+    }
   }
 }
 

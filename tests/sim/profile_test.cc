@@ -109,8 +109,8 @@ TEST(ProfileTest, ClockAccessorsMatchFields) {
     EXPECT_EQ(MaxClockMhz(p, ClockDomain::kSm), p.max_sm_mhz);
     EXPECT_EQ(MaxClockMhz(p, ClockDomain::kMemory), p.max_memory_mhz);
     EXPECT_EQ(IdleClockMhz(p, ClockDomain::kVideo), p.idle_video_mhz);
-    for (ClockDomain d : {ClockDomain::kGraphics, ClockDomain::kSm, ClockDomain::kMemory,
-                          ClockDomain::kVideo}) {
+    for (ClockDomain d :
+         {ClockDomain::kGraphics, ClockDomain::kSm, ClockDomain::kMemory, ClockDomain::kVideo}) {
       EXPECT_GT(IdleClockMhz(p, d), 0u) << key;
       EXPECT_LE(IdleClockMhz(p, d), MaxClockMhz(p, d)) << key;
     }

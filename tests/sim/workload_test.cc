@@ -54,7 +54,9 @@ TEST(WorkloadTest, TrainingSamplesAreBusyAndBounded) {
     ASSERT_LE(w.util, 1.0);
     ASSERT_GE(w.mem_util, 0.0);
     ASSERT_LE(w.mem_util, 1.0);
-    if (p.kind == PhaseKind::kIdle) ASSERT_EQ(w.util, 0.0);
+    if (p.kind == PhaseKind::kIdle) {
+      ASSERT_EQ(w.util, 0.0);
+    }
     if (p.kind == PhaseKind::kTraining) {
       ++samples;
       if (w.util >= 0.85) ++busy;

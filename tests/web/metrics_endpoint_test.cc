@@ -24,7 +24,8 @@ std::string Gunzip(const std::string& in) {
 
 TEST(GzipTest, RoundTrips) {
   std::string text;
-  for (int i = 0; i < 1000; ++i) text += "gpu_temperature_celsius{gpu=\"" + std::to_string(i) + "\"} 42\n";
+  for (int i = 0; i < 1000; ++i)
+    text += "gpu_temperature_celsius{gpu=\"" + std::to_string(i) + "\"} 42\n";
   std::string z = GzipCompress(text);
   EXPECT_LT(z.size(), text.size() / 4);
   EXPECT_EQ(Gunzip(z), text);
