@@ -29,7 +29,7 @@
 namespace gpumon {
 namespace {
 
-using exposition::TextFormat;
+using exposition::Format;
 
 // One NVML session and one discovered collector shared by all benchmarks,
 // as in the agent process.
@@ -97,7 +97,7 @@ BENCHMARK(BM_CollectFastGroups)->Unit(benchmark::kMicrosecond);
 
 // A cold scrape: the snapshot changed since the last one, so the families
 // are rebuilt and rendered (what MetricsEndpoint's render function does).
-void RenderSnapshot(TextFormat format, gpu::NameScheme scheme, std::string* out) {
+void RenderSnapshot(Format format, gpu::NameScheme scheme, std::string* out) {
   const gpu::GpuCollector& c = *SharedAgent()->collector;
   std::vector<exposition::MetricFamily> families;
   gpu::BuildFamilies(c, c.snapshot(), scheme, &families);
@@ -134,7 +134,7 @@ const char* SchemeLabel(gpu::NameScheme scheme) {
   return "";
 }
 
-void RenderBenchmark(benchmark::State& state, TextFormat format) {
+void RenderBenchmark(benchmark::State& state, Format format) {
   const gpu::NameScheme scheme = SchemeArg(state);
   std::string out;
   for (auto _ : state) {
@@ -149,19 +149,19 @@ void RenderBenchmark(benchmark::State& state, TextFormat format) {
 }
 
 void BM_RenderText004(benchmark::State& state) {
-  RenderBenchmark(state, TextFormat::kPrometheus004);
+  RenderBenchmark(state, Format::kText004);
 }
 BENCHMARK(BM_RenderText004)->Unit(benchmark::kMicrosecond)->Arg(0)->Arg(1)->Arg(2);
 
 void BM_RenderOpenMetrics(benchmark::State& state) {
-  RenderBenchmark(state, TextFormat::kOpenMetrics100);
+  RenderBenchmark(state, Format::kOpenMetrics1);
 }
 BENCHMARK(BM_RenderOpenMetrics)->Unit(benchmark::kMicrosecond)->Arg(0)->Arg(1)->Arg(2);
 
 // range(0): scheme; range(1): format (0 text 0.0.4, 1 OpenMetrics).
 void BM_RenderGzip(benchmark::State& state) {
   const gpu::NameScheme scheme = SchemeArg(state);
-  const auto format = static_cast<TextFormat>(state.range(1));
+  const auto format = static_cast<Format>(state.range(1));
   std::string out;
   std::string compressed;
   for (auto _ : state) {
@@ -171,7 +171,7 @@ void BM_RenderGzip(benchmark::State& state) {
     benchmark::DoNotOptimize(compressed.data());
   }
   state.SetLabel(std::string(SchemeLabel(scheme)) +
-                 (format == TextFormat::kPrometheus004 ? "/text-0.0.4" : "/openmetrics"));
+                 (format == Format::kText004 ? "/text-0.0.4" : "/openmetrics"));
   state.counters["bytes"] = static_cast<double>(compressed.size());
   state.counters["plain_bytes"] = static_cast<double>(out.size());
 }
@@ -182,7 +182,7 @@ BENCHMARK(BM_RenderGzip)->Unit(benchmark::kMicrosecond)->Args({0, 0})->Args({0, 
 void BM_EndpointCachedScrape(benchmark::State& state) {
   const bool gzip = state.range(0) != 0;
   web::MetricsEndpoint endpoint([] { return uint64_t{1}; },
-                                [](TextFormat format, std::string* out) {
+                                [](Format format, std::string* out) {
                                   RenderSnapshot(format, gpu::NameScheme::kNative, out);
                                 });
   const char* encoding = gzip ? "gzip" : "identity";

@@ -8,7 +8,7 @@ std::unique_ptr<web::MetricsEndpoint> MakeCollectorEndpoint(const gpu::GpuCollec
   const gpu::GpuCollector* c = &collector;
   return std::make_unique<web::MetricsEndpoint>(
       [c] { return c->snapshot().generation; },
-      [c, scheme](exposition::TextFormat format, std::string* out) {
+      [c, scheme](exposition::Format format, std::string* out) {
         std::vector<exposition::MetricFamily> families;
         gpu::BuildFamilies(*c, c->snapshot(), scheme, &families);
         exposition::AppendFamilies(families, format, out);

@@ -262,19 +262,6 @@ bool BelongsToFamily(std::string_view sample, std::string_view family, MetricTyp
 
 }  // namespace
 
-Format FormatFromContentType(std::string_view content_type) {
-  size_t semicolon = content_type.find(';');
-  std::string_view media = content_type.substr(0, semicolon);
-  while (!media.empty() && IsBlank(media.front())) media.remove_prefix(1);
-  while (!media.empty() && IsBlank(media.back())) media.remove_suffix(1);
-  if (EqualsIgnoreCase(media, "application/openmetrics-text")) return Format::kOpenMetrics1;
-  return Format::kText004;
-}
-
-const char* FormatName(Format format) {
-  return format == Format::kOpenMetrics1 ? "openmetrics-1.0" : "text-0.0.4";
-}
-
 // One line of input (without its newline) and a read position in it.
 struct Parser::Cursor {
   std::string_view line;

@@ -29,23 +29,10 @@
 #include <vector>
 
 #include "common/status.h"
+#include "exposition/format.h"
 #include "exposition/metric_family.h"
 
 namespace gpumon::exposition {
-
-enum class Format {
-  kText004,       // text/plain; version=0.0.4
-  kOpenMetrics1,  // application/openmetrics-text; version=1.0.0
-};
-
-// Picks the parser for a scrape response's Content-Type header value.
-// "application/openmetrics-text" (any version) selects OpenMetrics; anything
-// else, including an empty or unknown value, falls back to text 0.0.4 as
-// Prometheus does for plain-text responses.
-Format FormatFromContentType(std::string_view content_type);
-
-// "text-0.0.4" or "openmetrics-1.0", for messages and flags.
-const char* FormatName(Format format);
 
 struct LabelView {
   std::string_view name;

@@ -2,21 +2,12 @@
 
 #include <charconv>
 #include <cmath>
-#include <cstdlib>
 
 namespace gpumon::exposition {
 namespace {
 
 bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
-// Parses the q parameter following a media range ("...;q=0.5"); 1 if absent.
-double QualityOf(std::string_view media_range) {
-  auto pos = media_range.find("q=");
-  if (pos == std::string_view::npos) return 1.0;
-  std::string q(media_range.substr(pos + 2));
-  return std::strtod(q.c_str(), nullptr);
 }
 
 void AppendLabels(const std::vector<Label>& labels, std::string* out) {
@@ -34,10 +25,10 @@ void AppendLabels(const std::vector<Label>& labels, std::string* out) {
   out->push_back('}');
 }
 
-void AppendTimestamp(int64_t ms, TextFormat format, std::string* out) {
+void AppendTimestamp(int64_t ms, Format format, std::string* out) {
   out->push_back(' ');
   char buf[32];
-  if (format == TextFormat::kPrometheus004) {
+  if (format == Format::kText004) {
     auto r = std::to_chars(buf, buf + sizeof buf, ms);
     out->append(buf, r.ptr);
     return;
@@ -60,36 +51,6 @@ void AppendTimestamp(int64_t ms, TextFormat format, std::string* out) {
 
 }  // namespace
 
-std::string_view ContentTypeOf(TextFormat format) {
-  return format == TextFormat::kOpenMetrics100
-             ? "application/openmetrics-text; version=1.0.0; charset=utf-8"
-             : "text/plain; version=0.0.4; charset=utf-8";
-}
-
-TextFormat NegotiateTextFormat(std::string_view accept) {
-  double best_om = -1, best_text = -1;
-  size_t start = 0;
-  while (start <= accept.size()) {
-    size_t end = accept.find(',', start);
-    if (end == std::string_view::npos) end = accept.size();
-    std::string_view range = accept.substr(start, end - start);
-    while (!range.empty() && range.front() == ' ') range.remove_prefix(1);
-    double q = QualityOf(range);
-    if (range.starts_with("application/openmetrics-text")) {
-      // Only version 1.0.0 (or unversioned) is what we write.
-      if (range.find("version=") == std::string_view::npos ||
-          range.find("version=1.0.0") != std::string_view::npos) {
-        best_om = std::max(best_om, q);
-      }
-    } else if (range.starts_with("text/plain") || range.starts_with("*/*")) {
-      best_text = std::max(best_text, q);
-    }
-    start = end + 1;
-  }
-  return best_om > 0 && best_om >= best_text ? TextFormat::kOpenMetrics100
-                                             : TextFormat::kPrometheus004;
-}
-
 void AppendEscapedLabelValue(std::string_view value, std::string* out) {
   for (char c : value) {
     switch (c) {
@@ -108,7 +69,7 @@ void AppendEscapedLabelValue(std::string_view value, std::string* out) {
   }
 }
 
-void AppendEscapedHelp(std::string_view help, TextFormat format, std::string* out) {
+void AppendEscapedHelp(std::string_view help, Format format, std::string* out) {
   for (char c : help) {
     switch (c) {
       case '\\':
@@ -118,7 +79,7 @@ void AppendEscapedHelp(std::string_view help, TextFormat format, std::string* ou
         out->append("\\n");
         break;
       case '"':
-        if (format == TextFormat::kOpenMetrics100) {
+        if (format == Format::kOpenMetrics1) {
           out->append("\\\"");
         } else {
           out->push_back(c);
@@ -142,9 +103,8 @@ void AppendSampleValue(double value, std::string* out) {
   }
 }
 
-void AppendFamilies(const std::vector<MetricFamily>& families, TextFormat format,
-                    std::string* out) {
-  const bool om = format == TextFormat::kOpenMetrics100;
+void AppendFamilies(const std::vector<MetricFamily>& families, Format format, std::string* out) {
+  const bool om = format == Format::kOpenMetrics1;
   for (const auto& f : families) {
     if (f.samples.empty()) continue;
     std::string_view family = f.name;
@@ -196,8 +156,8 @@ void AppendFamilies(const std::vector<MetricFamily>& families, TextFormat format
   }
 }
 
-void FinishText(TextFormat format, std::string* out) {
-  if (format == TextFormat::kOpenMetrics100) out->append("# EOF\n");
+void FinishText(Format format, std::string* out) {
+  if (format == Format::kOpenMetrics1) out->append("# EOF\n");
 }
 
 }  // namespace gpumon::exposition

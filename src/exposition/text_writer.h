@@ -21,28 +21,19 @@
 #include <string_view>
 #include <vector>
 
+#include "exposition/format.h"
 #include "exposition/metric_family.h"
 
 namespace gpumon::exposition {
 
-enum class TextFormat { kPrometheus004, kOpenMetrics100 };
-
-// The Content-Type header value for a format.
-std::string_view ContentTypeOf(TextFormat format);
-
-// Chooses the format from an HTTP Accept header: OpenMetrics when the client
-// lists application/openmetrics-text with a higher (or equal) q than
-// text/plain, else text 0.0.4.
-TextFormat NegotiateTextFormat(std::string_view accept_header);
-
 // Appends the rendering of `families` to `out`. The OpenMetrics "# EOF"
 // trailer is appended by FinishText, so several batches can be concatenated.
-void AppendFamilies(const std::vector<MetricFamily>& families, TextFormat format, std::string* out);
-void FinishText(TextFormat format, std::string* out);
+void AppendFamilies(const std::vector<MetricFamily>& families, Format format, std::string* out);
+void FinishText(Format format, std::string* out);
 
 // Building blocks, exposed for tests and for other writers.
 void AppendEscapedLabelValue(std::string_view value, std::string* out);
-void AppendEscapedHelp(std::string_view help, TextFormat format, std::string* out);
+void AppendEscapedHelp(std::string_view help, Format format, std::string* out);
 void AppendSampleValue(double value, std::string* out);
 
 }  // namespace gpumon::exposition

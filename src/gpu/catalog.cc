@@ -27,7 +27,7 @@ constexpr std::string_view kFeatureDescriptions[kFeatureCount] = {
     "driver 510+",
     "GPUs with ECC memory (data center, workstation)",
     "pre-Ampere data-center GPUs (page retirement)",
-    "Ampere and newer data-center GPUs (row remapping)",
+    "Ampere and newer data-center GPUs, not in MIG mode",
     "GPUs that report PCIe replays",
     "driver 550+ data-center GPUs",
     "GPUs with NVLink (SXM data center)",

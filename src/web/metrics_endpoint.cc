@@ -6,7 +6,7 @@ namespace gpumon::web {
 
 MetricsEndpoint::Body MetricsEndpoint::Get(std::string_view accept,
                                            std::string_view accept_encoding) {
-  auto format = exposition::NegotiateTextFormat(accept);
+  auto format = exposition::NegotiateFormat(accept);
   bool gzip = AcceptsGzip(accept_encoding);
   uint64_t gen = generation_();
   std::lock_guard<std::mutex> lock(mutex_);

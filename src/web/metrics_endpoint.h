@@ -18,14 +18,14 @@ namespace gpumon::web {
 class MetricsEndpoint {
  public:
   using GenerationFn = std::function<uint64_t()>;
-  using RenderFn = std::function<void(exposition::TextFormat, std::string*)>;
+  using RenderFn = std::function<void(exposition::Format, std::string*)>;
 
   MetricsEndpoint(GenerationFn generation, RenderFn render)
       : generation_(std::move(generation)), render_(std::move(render)) {}
 
   struct Body {
     std::shared_ptr<const std::string> bytes;
-    exposition::TextFormat format;
+    exposition::Format format;
     bool gzip;
   };
 
@@ -41,7 +41,7 @@ class MetricsEndpoint {
   GenerationFn generation_;
   RenderFn render_;
   std::mutex mutex_;
-  Cached cache_[2];  // by TextFormat
+  Cached cache_[2];  // by Format
 };
 
 }  // namespace gpumon::web

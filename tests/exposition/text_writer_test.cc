@@ -10,7 +10,7 @@
 namespace gpumon::exposition {
 namespace {
 
-std::string Render(const std::vector<MetricFamily>& fs, TextFormat format) {
+std::string Render(const std::vector<MetricFamily>& fs, Format format) {
   std::string out;
   AppendFamilies(fs, format, &out);
   FinishText(format, &out);
@@ -22,10 +22,10 @@ TEST(TextWriterTest, EscapesLabelValuesAndHelp) {
   AppendEscapedLabelValue("a\\b\"c\nd", &out);
   EXPECT_EQ(out, "a\\\\b\\\"c\\nd");
   out.clear();
-  AppendEscapedHelp("x\\y\n\"q\"", TextFormat::kPrometheus004, &out);
+  AppendEscapedHelp("x\\y\n\"q\"", Format::kText004, &out);
   EXPECT_EQ(out, "x\\\\y\\n\"q\"");
   out.clear();
-  AppendEscapedHelp("\"q\"", TextFormat::kOpenMetrics100, &out);
+  AppendEscapedHelp("\"q\"", Format::kOpenMetrics1, &out);
   EXPECT_EQ(out, "\\\"q\\\"");
 }
 
@@ -56,7 +56,7 @@ TEST(TextWriterTest, Text004Layout) {
       {"gpu_info", MetricType::kInfo, "Versions.", "", {{{{"driver_version", "590"}}, 1, {}}}},
       {"empty_family", MetricType::kGauge, "Dropped.", "", {}},
   };
-  EXPECT_EQ(Render(fs, TextFormat::kPrometheus004),
+  EXPECT_EQ(Render(fs, Format::kText004),
             "# HELP gpu_energy_joules_total Energy.\n"
             "# TYPE gpu_energy_joules_total counter\n"
             "gpu_energy_joules_total{gpu=\"0\"} 12.5\n"
@@ -82,7 +82,7 @@ TEST(TextWriterTest, OpenMetricsLayout) {
       {"gpu_temperature_celsius", MetricType::kGauge, "Temp.", "celsius", {{{}, 40, {}}}},
       {"gpu_fan_speed_ratio", MetricType::kGauge, "Fan.", "celsius", {{{}, 0.4, {}}}},
   };
-  EXPECT_EQ(Render(fs, TextFormat::kOpenMetrics100),
+  EXPECT_EQ(Render(fs, Format::kOpenMetrics1),
             "# HELP gpu_energy_joules Energy.\n"
             "# TYPE gpu_energy_joules counter\n"
             "# UNIT gpu_energy_joules joules\n"
@@ -104,17 +104,15 @@ TEST(TextWriterTest, OpenMetricsLayout) {
 }
 
 TEST(TextWriterTest, NegotiatesFormatFromAccept) {
-  EXPECT_EQ(NegotiateTextFormat(""), TextFormat::kPrometheus004);
-  EXPECT_EQ(NegotiateTextFormat("text/plain"), TextFormat::kPrometheus004);
+  EXPECT_EQ(NegotiateFormat(""), Format::kText004);
+  EXPECT_EQ(NegotiateFormat("text/plain"), Format::kText004);
   // What Prometheus 2.x sends.
-  EXPECT_EQ(NegotiateTextFormat("application/openmetrics-text;version=1.0.0,application/"
-                                "openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;"
-                                "q=0.5,*/*;q=0.1"),
-            TextFormat::kOpenMetrics100);
-  EXPECT_EQ(NegotiateTextFormat("application/openmetrics-text;version=0.0.1"),
-            TextFormat::kPrometheus004);
-  EXPECT_EQ(NegotiateTextFormat("text/plain;q=1,application/openmetrics-text;q=0.5"),
-            TextFormat::kPrometheus004);
+  EXPECT_EQ(NegotiateFormat("application/openmetrics-text;version=1.0.0,application/"
+                            "openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;"
+                            "q=0.5,*/*;q=0.1"),
+            Format::kOpenMetrics1);
+  EXPECT_EQ(NegotiateFormat("application/openmetrics-text;version=0.0.1"), Format::kText004);
+  EXPECT_EQ(NegotiateFormat("text/plain;q=1,application/openmetrics-text;q=0.5"), Format::kText004);
 }
 
 // Whatever the writer produces, the parser reads back unchanged.
@@ -128,9 +126,8 @@ TEST(TextWriterTest, RoundTripsThroughParser) {
         {{{"a", "x"}, {"b", "y"}}, std::numeric_limits<double>::infinity(), {}}}},
       {"g", MetricType::kGauge, "G.", "", {{{}, -0.0, {}}, {{{"z", "1"}}, 123456789.125, {}}}},
   };
-  for (auto [wf, pf] : {std::pair{TextFormat::kPrometheus004, Format::kText004},
-                        std::pair{TextFormat::kOpenMetrics100, Format::kOpenMetrics1}}) {
-    auto parsed = ParseToFamilies(Render(fs, wf), pf);
+  for (Format format : {Format::kText004, Format::kOpenMetrics1}) {
+    auto parsed = ParseToFamilies(Render(fs, format), format);
     ASSERT_TRUE(parsed.ok()) << parsed.status().message();
     ASSERT_EQ(parsed->size(), fs.size());
     for (size_t i = 0; i < fs.size(); ++i) {

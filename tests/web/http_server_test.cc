@@ -21,7 +21,7 @@ TEST(HttpServerTest, ServesMetricsWithNegotiation) {
   HttpServer server;
   ASSERT_TRUE(server.Bind("127.0.0.1:0").ok());
   MetricsEndpoint ep([] { return uint64_t{1}; },
-                     [](exposition::TextFormat f, std::string* out) {
+                     [](exposition::Format f, std::string* out) {
                        *out = "# TYPE up gauge\nup 1\n";
                        exposition::FinishText(f, out);
                      });

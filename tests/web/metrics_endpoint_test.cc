@@ -44,16 +44,16 @@ TEST(MetricsEndpointTest, RendersOncePerGenerationAndFormat) {
   uint64_t generation = 1;
   int renders = 0;
   MetricsEndpoint ep([&] { return generation; },
-                     [&](exposition::TextFormat f, std::string* out) {
+                     [&](exposition::Format f, std::string* out) {
                        ++renders;
-                       *out = f == exposition::TextFormat::kOpenMetrics100 ? "om " : "text ";
+                       *out = f == exposition::Format::kOpenMetrics1 ? "om " : "text ";
                        *out += std::to_string(generation);
                      });
   EXPECT_EQ(*ep.Get("", "").bytes, "text 1");
   EXPECT_EQ(*ep.Get("", "").bytes, "text 1");
   EXPECT_EQ(renders, 1);
   auto om = ep.Get("application/openmetrics-text;version=1.0.0", "");
-  EXPECT_EQ(om.format, exposition::TextFormat::kOpenMetrics100);
+  EXPECT_EQ(om.format, exposition::Format::kOpenMetrics1);
   EXPECT_EQ(*om.bytes, "om 1");
   EXPECT_EQ(renders, 2);
   auto z = ep.Get("", "gzip");
