@@ -118,6 +118,26 @@ def thread_cpu_ns(pid):
     return out or None
 
 
+def thread_wakeups(pid):
+    """{tid: context switches so far (voluntary + involuntary)} of pid's threads."""
+    out = {}
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/status", encoding="ascii") as f:
+                n = 0
+                for line in f:
+                    if line.endswith("ctxt_switches:", 0, line.find(":") + 1):
+                        n += int(line.split()[1])
+                out[int(tid)] = n
+        except (OSError, ValueError):
+            continue
+    return out
+
+
 def stat_cpu_seconds(pid):
     """utime + stime of the whole process (live and exited threads), seconds."""
     with open(f"/proc/{pid}/stat", encoding="ascii") as f:

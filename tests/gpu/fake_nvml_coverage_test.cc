@@ -60,7 +60,8 @@ bool Supports(const sim::GpuProfile& p, Feature f) {
     case Feature::kRetiredPages:
       return p.has_retired_pages;
     case Feature::kRowRemapping:
-      return p.has_row_remapping;
+      // The MIG readings show no remapped-row counters on the parent.
+      return p.has_row_remapping && !mig_on;
     case Feature::kPcieReplay:
       return p.has_pcie_replay;
     case Feature::kPcieByteCounters:
