@@ -197,9 +197,9 @@ GpuProfile MakeRtx4080s() {
       .has_row_remapping = false,
       .has_retired_pages = false,
       .num_fans = 2,
-      .has_power_instant = false,
+      .has_power_instant = true,  // the RTX 4080 SUPER reading has power.draw.instant
       .has_energy = true,
-      .has_clock_event_counters = false,
+      .has_clock_event_counters = true,  // and clocks_event_reasons_counters.*
       .has_pcie_byte_counters = true,
       .has_encoder = true,
       .has_decoder = true,

@@ -340,13 +340,13 @@ TEST_F(FakeNvmlTest, FieldValuesCarryTheirOwnReturnCodes) {
   EXPECT_GT(h200[1].value.ullVal, 0u);
   EXPECT_EQ(h200[7].value.uiVal, 18u);
 
-  // Consumer card: no HBM sensor, no instant power, no NVLink, no
-  // clock-event counters, no row remapping.
+  // Consumer card: no HBM sensor, no NVLink, no row remapping; instant power
+  // and clock-event counters exist, as in the real card's readings.
   EXPECT_EQ(rtx[0].nvmlReturn, NVML_ERROR_NOT_SUPPORTED);
   EXPECT_EQ(rtx[1].nvmlReturn, NVML_SUCCESS);
-  EXPECT_EQ(rtx[2].nvmlReturn, NVML_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(rtx[2].nvmlReturn, NVML_SUCCESS);
   EXPECT_EQ(rtx[3].nvmlReturn, NVML_ERROR_NOT_SUPPORTED);
-  EXPECT_EQ(rtx[4].nvmlReturn, NVML_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(rtx[4].nvmlReturn, NVML_SUCCESS);
   EXPECT_EQ(rtx[5].nvmlReturn, NVML_ERROR_NOT_SUPPORTED);
   EXPECT_EQ(rtx[6].nvmlReturn, NVML_SUCCESS);
 

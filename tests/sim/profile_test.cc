@@ -86,8 +86,9 @@ TEST(ProfileTest, CapabilitiesPerModel) {
   EXPECT_FALSE(rtx.has_row_remapping);
   EXPECT_FALSE(rtx.has_retired_pages);
   EXPECT_EQ(rtx.num_fans, 2);
-  EXPECT_FALSE(rtx.has_power_instant);
-  EXPECT_FALSE(rtx.has_clock_event_counters);
+  // As in the real card's readings.
+  EXPECT_TRUE(rtx.has_power_instant);
+  EXPECT_TRUE(rtx.has_clock_event_counters);
   EXPECT_FALSE(rtx.has_mig);
 }
 
