@@ -86,6 +86,11 @@ int RunAgent(const std::vector<std::string>& args) {
   auto started = gpu::NvmlSession::Start(library);
   if (started.ok()) {
     session = std::move(started).value();
+    if (session->library().simulated() && !options.simulated) {
+      LogWarn("SIMULATION MODE: " + library +
+              " is the simulator's NVML, not a driver; every series carries simulated=\"true\"");
+      options.simulated = true;
+    }
     if (!session->library().missing().empty()) {
       LogInfo("NVML library lacks " + std::to_string(session->library().missing().size()) +
               " optional entry points; their metrics are absent (see `gpumon doctor`)");

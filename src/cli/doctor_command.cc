@@ -32,6 +32,10 @@ int RunDoctor(const std::vector<std::string>& args) {
     return 1;
   }
   auto& lib = (*session)->library();
+  if (lib.simulated() && !simulated) {
+    std::cout << "  [SIMULATED] this library is the simulator's NVML, not a driver\n";
+    simulated = true;
+  }
   const auto& v = (*session)->versions();
   std::cout << "  status: ok\n  driver: " << v.driver << "\n  NVML: " << v.nvml
             << "\n  CUDA driver API: " << v.cuda << "\n";

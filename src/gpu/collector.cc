@@ -38,6 +38,22 @@ constexpr CounterField kClockEventCounterFields[] = {
     {NVML_FI_DEV_CLOCKS_EVENT_REASON_HW_POWER_BRAKE_SLOWDOWN, "hw_power_brake_slowdown"},
 };
 
+// Metrics read by the same NVML call as a primary metric: when discovery
+// switches the primary off, these go with it.
+constexpr std::pair<Metric, Metric> kSameCall[] = {
+    {Metric::kUtilization, Metric::kMemoryUtilization},
+    {Metric::kMemoryUsed, Metric::kMemoryTotal},
+    {Metric::kMemoryUsed, Metric::kMemoryFree},
+    {Metric::kMemoryUsed, Metric::kMemoryReserved},
+    {Metric::kRemappedRows, Metric::kRemappedRowsPending},
+    {Metric::kRemappedRows, Metric::kRemappedRowsFailure},
+    {Metric::kClockEventActive, Metric::kClockEventReasonsMask},
+    {Metric::kXidErrors, Metric::kXidLast},
+    {Metric::kMigModeEnabled, Metric::kMigMemoryTotal},
+    {Metric::kMigModeEnabled, Metric::kMigMemoryUsed},
+    {Metric::kMigMemoryUsed, Metric::kMigMemoryTotal},
+};
+
 constexpr const char* kNvlinkErrorNames[] = {"replay", "recovery", "crc_flit", "crc_data",
                                              "ecc_data"};
 
@@ -640,6 +656,13 @@ void GpuCollector::Discover() {
     if (options_.enabled[g]) Collect(static_cast<Group>(g));
   }
   discovering_ = false;
+  for (auto& d : devices_) {
+    for (auto [primary, dependent] : kSameCall) {
+      if (d.unsupported.test(static_cast<size_t>(primary))) {
+        d.unsupported.set(static_cast<size_t>(dependent));
+      }
+    }
+  }
 }
 
 void GpuCollector::Collect(Group group) {

@@ -319,4 +319,8 @@ typedef struct nvmlEventData_st {
   X(nvmlDeviceGetGpuInstanceId, nvmlReturn_t, (nvmlDevice_t device, unsigned int* id))            \
   X(nvmlDeviceGetComputeInstanceId, nvmlReturn_t, (nvmlDevice_t device, unsigned int* id))
 
+// Exported only by the simulator's fake NVML (never by NVIDIA's library):
+// its presence marks every value read through the library as simulated.
+#define GPUMON_SIMULATED_NVML_MARKER "gpumonSimulatedNvml"
+
 }  // extern "C"

@@ -22,6 +22,7 @@ Result<std::unique_ptr<NvmlLibrary>> NvmlLibrary::Open(const std::string& path) 
   GPUMON_NVML_FUNCTIONS(GPUMON_NVML_RESOLVE)
 #undef GPUMON_NVML_RESOLVE
   // NOLINTEND(bugprone-macro-parentheses)
+  lib->simulated_ = dlsym(handle, GPUMON_SIMULATED_NVML_MARKER) != nullptr;
   if (lib->nvmlInit_v2 == nullptr || lib->nvmlShutdown == nullptr) {
     return Status::Error(path +
                          " is not a usable NVML library: nvmlInit_v2 or nvmlShutdown missing");

@@ -36,12 +36,15 @@ class NvmlLibrary {
 
   const std::string& path() const { return path_; }
   const std::vector<std::string>& missing() const { return missing_; }
+  // True for the simulator's fake NVML (it exports the simulation marker).
+  bool simulated() const { return simulated_; }
 
  private:
   NvmlLibrary() = default;
   void* handle_ = nullptr;
   std::string path_;
   std::vector<std::string> missing_;
+  bool simulated_ = false;
 };
 
 // "NOT_SUPPORTED" for NVML_ERROR_NOT_SUPPORTED, "SUCCESS", ...; stable names

@@ -41,6 +41,10 @@
 GPUMON_NVML_FUNCTIONS(GPUMON_FAKE_NVML_DECLARE)
 #undef GPUMON_FAKE_NVML_DECLARE
 
+// The marker the agent looks for (GPUMON_SIMULATED_NVML_MARKER): whatever
+// flag loaded this library, its data is labelled simulated.
+extern "C" __attribute__((visibility("default"))) int gpumonSimulatedNvml(void) { return 1; }
+
 namespace gpumon::sim {
 namespace {
 

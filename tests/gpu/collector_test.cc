@@ -127,6 +127,7 @@ class CollectorTest : public ::testing::Test {
 };
 
 TEST_F(CollectorTest, DiscoversIdentity) {
+  EXPECT_FALSE(lib_->simulated());
   ASSERT_EQ(collector_->devices().size(), 2u);
   EXPECT_EQ(collector_->devices()[1].uuid, "GPU-test-1");
   EXPECT_EQ(collector_->devices()[1].pci_bus_id, "00000000:11:00.0");

@@ -92,6 +92,7 @@ TEST_P(FakeNvmlCoverageTest, ExposesExactlyTheSupportedMetrics) {
   setenv("GPUMON_SIM_FAULTS", "xid:gpu=1:code=79:at=1s", 1);
   auto session = NvmlSession::Start(PrivateCopy(key));
   ASSERT_TRUE(session.ok()) << session.status().message();
+  EXPECT_TRUE((*session)->library().simulated());
   CollectorOptions options;
   options.hostname = "sim-host";
   options.simulated = true;

@@ -188,19 +188,52 @@ class Process:
                           f"(last: {last})\n{self.describe()}")
 
 
-class Agent(Process):
-    """`gpumon agent` on a free loopback port."""
+def start_on_free_port(make_argv, ready_path, name, env=None, ready_timeout=30.0):
+    """Starts make_argv(port) on a free loopback port and waits until
+    ready_path answers 200. Another process may take the port between our
+    probe and the server's bind, so a start that fails with "address already
+    in use" is retried on a new port. Returns (process, port)."""
+    for attempt in range(3):
+        port = free_port()
+        proc = Process(make_argv(port), env=env, name=name)
+        try:
+            proc.wait_http(f"http://127.0.0.1:{port}{ready_path}", timeout=ready_timeout)
+            return proc, port
+        except TestFailure:
+            proc.stop()
+            if attempt < 2 and "in use" in proc.stderr().lower():
+                continue
+            raise
+        except BaseException:
+            proc.stop()
+            raise
+    raise TestFailure("unreachable")
+
+
+class Agent:
+    """`gpumon agent` on a free loopback port; a context manager."""
 
     def __init__(self, gpumon, args=(), env=None, ready_timeout=30.0, ready_path="/healthz"):
-        self.port = free_port()
+        self.process, self.port = start_on_free_port(
+            lambda port: [gpumon, "agent", "--listen", f"127.0.0.1:{port}", *args],
+            ready_path, "gpumon agent", env=env, ready_timeout=ready_timeout)
         self.base = f"http://127.0.0.1:{self.port}"
-        super().__init__([gpumon, "agent", "--listen", f"127.0.0.1:{self.port}", *args],
-                         env=env, name="gpumon agent")
-        try:
-            self.wait_http(self.base + ready_path, timeout=ready_timeout)
-        except BaseException:
-            self.stop()
-            raise
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+    def stop(self):
+        return self.process.stop()
+
+    def running(self):
+        return self.process.running()
+
+    def describe(self):
+        return self.process.describe()
 
     def metrics(self, headers=None):
         r = http_get(self.base + "/metrics", headers=headers)

@@ -13,8 +13,8 @@ import os
 import tempfile
 import urllib.parse
 
-from harness import (Agent, Process, TestFailure, check, free_port, http_get, need_tool,
-                     run_test, wait_until)
+from harness import (Agent, TestFailure, check, http_get, need_tool, run_test,
+                     start_on_free_port, wait_until)
 
 
 def query(base, promql):
@@ -50,13 +50,13 @@ scrape_configs:
     static_configs:
       - targets: ["127.0.0.1:{agent.port}"]
 """)
-        port = free_port()
+        prom, port = start_on_free_port(
+            lambda port: [prometheus, f"--config.file={config}",
+                          f"--storage.tsdb.path={os.path.join(tmp, 'data')}",
+                          f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"],
+            "/-/ready", "prometheus", ready_timeout=60)
         base = f"http://127.0.0.1:{port}"
-        argv = [prometheus, f"--config.file={config}",
-                f"--storage.tsdb.path={os.path.join(tmp, 'data')}",
-                f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"]
-        with Process(argv, name="prometheus") as prom:
-            prom.wait_http(base + "/-/ready", timeout=60)
+        with prom:
 
             def eight_simulated_series():
                 result = query(base, "gpu_temperature_celsius")

@@ -7,20 +7,19 @@ per node that no other node uses. Out-of-range or malformed node paths answer
 404.
 """
 
-from harness import (Process, check, free_port, http_get, parse_exposition, run_test,
-                     series)
+from harness import check, http_get, parse_exposition, run_test, series, start_on_free_port
 
 NODES = 50
 GPUS = 8
 
 
 def body(args):
-    port = free_port()
+    sim, port = start_on_free_port(
+        lambda port: [args.gpumon, "simulate", "--nodes", NODES, "--gpus", GPUS, "--listen",
+                      f"127.0.0.1:{port}", "--seed", "7"],
+        "/node/0/metrics", "gpumon simulate", ready_timeout=60)
     base = f"http://127.0.0.1:{port}"
-    argv = [args.gpumon, "simulate", "--nodes", NODES, "--gpus", GPUS, "--listen",
-            f"127.0.0.1:{port}", "--seed", "7"]
-    with Process(argv, name="gpumon simulate") as sim:
-        sim.wait_http(f"{base}/node/0/metrics", timeout=60)
+    with sim:
         hostnames = {}
         for i in range(NODES):
             r = http_get(f"{base}/node/{i}/metrics")
