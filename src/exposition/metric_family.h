@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "common/labels.h"
+
 namespace gpumon::exposition {
 
 enum class MetricType {
@@ -24,11 +26,7 @@ enum class MetricType {
 // Lower-case type name as written in "# TYPE" lines of OpenMetrics.
 const char* MetricTypeName(MetricType type);
 
-struct Label {
-  std::string name;
-  std::string value;
-  bool operator==(const Label&) const = default;
-};
+using Label = gpumon::Label;
 
 struct Sample {
   std::vector<Label> labels;  // excluding __name__, in output order

@@ -1,0 +1,70 @@
+// Chunk encodings: compressed runs of samples of one series.
+//
+// Contract (the API the head and blocks rely on; implementations in this
+// folder, format in docs/formats/chunks.md):
+// - A chunk is a byte string: one encoding byte, then the payload. Chunks are
+//   self-describing and immutable once finished.
+// - XorAppender builds a chunk sample by sample (delta-of-delta timestamps,
+//   Gorilla XOR floats) — the baseline, used for the open head chunk; its
+//   bytes are a valid kXor chunk at any moment.
+// - EncodeBest re-encodes a finished run of samples with the smallest
+//   encoding that round-trips every sample bit-exactly (checked by decoding),
+//   falling back to kXor. Values are compared as bit patterns, so NaN
+//   payloads (the stale marker) and -0.0 survive.
+// - NewIterator decodes any encoding. Corrupt or truncated input never reads
+//   out of bounds or crashes: the iterator stops and status() says why.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "tsdb/sample.h"
+#include "tsdb/storage.h"
+
+namespace gpumon::tsdb::chunkenc {
+
+enum class Encoding : uint8_t {
+  kXor = 1,  // Prometheus-style: delta-of-delta timestamps, XOR floats
+  // Further encodings (integer-aware, decimal-aware, ...) are numbered from 2
+  // and documented in docs/formats/chunks.md.
+};
+
+std::string_view EncodingName(uint8_t encoding);
+
+class XorAppender {
+ public:
+  XorAppender();
+  // Samples must come in strictly increasing time order (the caller checks).
+  void Append(int64_t t, double v);
+  int num_samples() const { return num_samples_; }
+  // The chunk so far: encoding byte + payload.
+  std::span<const uint8_t> bytes() const { return bytes_; }
+  size_t MemoryBytes() const { return bytes_.capacity() + sizeof(*this); }
+
+ private:
+  std::vector<uint8_t> bytes_;
+  int num_samples_ = 0;
+  uint8_t bit_pos_ = 0;  // bits used in the last byte
+  int64_t t_ = 0;
+  int64_t t_delta_ = 0;
+  uint64_t v_bits_ = 0;
+  uint8_t leading_ = 0xff;
+  uint8_t trailing_ = 0;
+};
+
+// Encodes `samples` (strictly increasing in time, at least one) with the
+// smallest exact encoding.
+std::vector<uint8_t> EncodeBest(std::span<const Sample> samples);
+
+// Decodes a chunk of any encoding. The bytes must outlive the iterator.
+std::unique_ptr<SeriesIterator> NewIterator(std::span<const uint8_t> chunk);
+
+// Number of samples in a chunk without decoding it all (an error on corrupt
+// input).
+Result<int> CountSamples(std::span<const uint8_t> chunk);
+
+}  // namespace gpumon::tsdb::chunkenc
