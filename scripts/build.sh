@@ -5,7 +5,8 @@
 #   KIND     default  build/       RelWithDebInfo, tests and benchmarks (the default)
 #            asan     build-asan/  Debug, AddressSanitizer + UBSan, no benchmarks
 #            fuzz     build-fuzz/  clang, libFuzzer targets only
-#   targets  passed to ninja; all targets when none are given
+#   targets  passed to ninja; when none are given: all targets, or for fuzz
+#            every fuzz_* target
 # Env:   GPUMON_JOBS        parallel jobs (default 2: the CI machine has 2 cores)
 #        GPUMON_BUILD_TYPE  overrides the CMake build type of the chosen kind
 #        GPUMON_VERBOSE=1   show every compile command and cmake's output
@@ -24,7 +25,7 @@ case "${1:-}" in
     shift
     ;;
   -h | --help)
-    sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"
     exit 0
     ;;
 esac
@@ -73,6 +74,17 @@ if [ "${GPUMON_VERBOSE:-0}" = 1 ]; then
   cat "$configure_log" >&2
 fi
 
+TARGETS=("$@")
+if [ "$KIND" = fuzz ] && [ "${#TARGETS[@]}" -eq 0 ]; then
+  # The fuzz tree exists for its fuzz_* binaries; the rest of the tree is
+  # instrumented for libFuzzer there and is not meant to link on its own.
+  mapfile -t TARGETS < <(ninja -C "$DIR" -t targets all | sed -n 's/^\(fuzz_[A-Za-z0-9_]*\): phony$/\1/p')
+  if [ "${#TARGETS[@]}" -eq 0 ]; then
+    log "no fuzz_* targets defined"
+    exit 0
+  fi
+fi
+
 NINJA_ARGS=(-C "$DIR" -j "$JOBS")
 if [ "${GPUMON_VERBOSE:-0}" = 1 ]; then
   NINJA_ARGS+=(-v)
@@ -80,8 +92,8 @@ else
   NINJA_ARGS+=(--quiet)
 fi
 start=$(date +%s)
-if ! ninja "${NINJA_ARGS[@]}" "$@"; then
+if ! ninja "${NINJA_ARGS[@]}" "${TARGETS[@]}"; then
   log "build failed"
   exit 1
 fi
-log "built $DIR/ ${*:-all} in $(($(date +%s) - start)) s"
+log "built $DIR/ ${TARGETS[*]:-all} in $(($(date +%s) - start)) s"

@@ -22,12 +22,9 @@ if [ "${GPUMON_SKIP_DEPS:-0}" != 1 ]; then
   bash scripts/install-deps.sh
 fi
 
-# Build only what the agent needs to run, not the test suite: the binary and,
-# when the tree defines it, the fake NVML library it loads when simulating.
-bash scripts/build.sh default bin/gpumon
-if ninja -C build -t query bin/libgpumon-fake-nvml.so >/dev/null 2>&1; then
-  bash scripts/build.sh default bin/libgpumon-fake-nvml.so
-fi
+# Build only what the agent needs, not the test suite: the gpumon target,
+# which also builds the fake NVML library it loads when simulating.
+bash scripts/build.sh default gpumon
 
 LISTEN=${GPUMON_LISTEN:-:9400}
 ARGS=(agent --listen "$LISTEN")

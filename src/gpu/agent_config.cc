@@ -56,7 +56,7 @@ Result<AgentConfig> ParseAgentConfig(const std::string& text, const std::string&
   }
   for (auto it = root.begin(); it != root.end(); ++it) {
     const std::string key = it->first.as<std::string>();
-    const YAML::Node& value = it->second;
+    const YAML::Node value = it->second;  // a copy: the iterator yields temporaries
     if (key == "listen" || key == "hostname" || key == "nvml_library" || key == "names") {
       auto s = Scalar(file, value, key);
       if (!s.ok()) return s.status();

@@ -98,8 +98,9 @@ std::mutex g_init_mu;
 int g_refcount = 0;
 std::atomic<State*> g_state{nullptr};
 std::vector<std::unique_ptr<State>>& States() {
-  static auto* states = new std::vector<std::unique_ptr<State>>();  // never destroyed
-  return *states;
+  // Freed when the library is unloaded (or at exit), so nothing leaks.
+  static std::vector<std::unique_ptr<State>> states;
+  return states;
 }
 
 State* Current() { return g_state.load(std::memory_order_acquire); }
