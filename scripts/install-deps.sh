@@ -17,7 +17,7 @@ PACKAGES=(
   clang libclang-rt-14-dev clang-format clang-tidy
   libgtest-dev libgmock-dev libbenchmark-dev
   libcpp-httplib-dev libyaml-cpp-dev zlib1g-dev libssl-dev libbrotli-dev
-  prometheus
+  prometheus victoria-metrics
   python3 curl ca-certificates
 )
 
@@ -85,7 +85,8 @@ fi
 
 # Keep maintainer scripts from starting services while we install: without
 # this, the prometheus package starts a daemon on :9090 (via systemd or its
-# init script). An existing policy file (common in containers) is left as is.
+# init script) and victoria-metrics one on :8428. An existing policy file
+# (common in containers) is left as is.
 POLICY=/usr/sbin/policy-rc.d
 created_policy=0
 if [ ! -e "$POLICY" ]; then
@@ -101,8 +102,12 @@ remove_policy() {
 }
 trap remove_policy EXIT
 
-prometheus_was_installed=1
-case " ${MISSING[*]} " in *" prometheus "*) prometheus_was_installed=0 ;; esac
+# Services whose packages we install now (the benchmarks and tests start their
+# own instances on private ports).
+SERVICES=()
+for svc in prometheus victoria-metrics; do
+  case " ${MISSING[*]} " in *" $svc "*) SERVICES+=("$svc") ;; esac
+done
 
 log "installing: ${MISSING[*]:-(none missing)}"
 if ! quiet "${SUDO[@]}" apt-get "${APT_OPTS[@]}" install --no-install-recommends "${MISSING[@]}"; then
@@ -112,15 +117,16 @@ if ! quiet "${SUDO[@]}" apt-get "${APT_OPTS[@]}" install --no-install-recommends
   quiet "${SUDO[@]}" apt-get "${APT_OPTS[@]}" install --no-install-recommends "${MISSING[@]}"
 fi
 
-# If we were the ones who installed prometheus, make sure no system service
-# of it keeps running (a policy file of the host may have allowed the start).
-if [ "$prometheus_was_installed" = 0 ]; then
+# If we were the ones who installed a service package, make sure no system
+# service of it keeps running (a policy file of the host may have allowed the
+# start).
+for svc in "${SERVICES[@]}"; do
   if [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; then
-    "${SUDO[@]}" systemctl disable --now prometheus >/dev/null 2>&1 || true
-  elif [ -x /etc/init.d/prometheus ]; then
-    "${SUDO[@]}" /etc/init.d/prometheus stop >/dev/null 2>&1 || true
+    "${SUDO[@]}" systemctl disable --now "$svc" >/dev/null 2>&1 || true
+  elif [ -x "/etc/init.d/$svc" ]; then
+    "${SUDO[@]}" "/etc/init.d/$svc" stop >/dev/null 2>&1 || true
   fi
-fi
+done
 
 mapfile -t STILL_MISSING < <(missing_packages)
 if [ "${#STILL_MISSING[@]}" -ne 0 ]; then

@@ -14,6 +14,7 @@ namespace gpumon::cli {
 
 int RunAgent(const std::vector<std::string>& args);
 int RunSimulate(const std::vector<std::string>& args);
+int RunSimulateExport(const std::vector<std::string>& args);
 int RunDoctor(const std::vector<std::string>& args);
 int RunCatalog(const std::vector<std::string>& args);
 

@@ -13,6 +13,7 @@ constexpr const char* kUsage =
     "commands:\n"
     "  agent      serve this node's GPU metrics on /metrics\n"
     "  simulate   serve N simulated GPU nodes (load and end-to-end testing)\n"
+    "  simulate-export  write simulated GPU history as OpenMetrics (benchmarks)\n"
     "  doctor     report what NVML and the GPUs support\n"
     "  catalog    print the metrics reference (markdown)\n"
     "  version    print the version\n\n"
@@ -29,6 +30,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 2, argv + argc);
   if (command == "agent") return gpumon::cli::RunAgent(args);
   if (command == "simulate") return gpumon::cli::RunSimulate(args);
+  if (command == "simulate-export") return gpumon::cli::RunSimulateExport(args);
   if (command == "doctor") return gpumon::cli::RunDoctor(args);
   if (command == "catalog") return gpumon::cli::RunCatalog(args);
   if (command == "version" || command == "--version") {

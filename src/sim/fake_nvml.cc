@@ -6,8 +6,11 @@
 // Configuration, read by nvmlInit_v2 when the reference count goes from 0
 // to 1: GPUMON_SIM_SPEC (fleet spec, default "h200x8"), GPUMON_SIM_SEED
 // (unsigned integer, default 1), GPUMON_SIM_FAULTS (fault schedule, default
-// none). A bad value makes nvmlInit_v2 print the reason to stderr and return
-// NVML_ERROR_UNKNOWN.
+// none), GPUMON_SIM_CLOCK ("steady", the default: simulated time is the
+// steady clock since init; "virtual": it is 0 at init and moves only when
+// the caller sets it through gpumonSimSetTimeMs, so data can be generated
+// for any span of time as fast as the CPU allows). A bad value makes
+// nvmlInit_v2 print the reason to stderr and return NVML_ERROR_UNKNOWN.
 //
 // Return codes follow NVML's documented order: UNINITIALIZED before init,
 // then INVALID_ARGUMENT (unknown handle, null pointer, bad index or enum),
@@ -44,6 +47,12 @@ GPUMON_NVML_FUNCTIONS(GPUMON_FAKE_NVML_DECLARE)
 // The marker the agent looks for (GPUMON_SIMULATED_NVML_MARKER): whatever
 // flag loaded this library, its data is labelled simulated.
 extern "C" __attribute__((visibility("default"))) int gpumonSimulatedNvml(void) { return 1; }
+
+// The virtual clock's control (GPUMON_SIM_CLOCK=virtual): sets the fleet's
+// simulated time in milliseconds since nvmlInit_v2. Time never runs
+// backwards: an earlier time than the current one is ignored. Without the
+// virtual clock the call has no effect.
+extern "C" __attribute__((visibility("default"))) void gpumonSimSetTimeMs(int64_t t_ms);
 
 namespace gpumon::sim {
 namespace {
@@ -86,6 +95,7 @@ struct EventSet {
 
 struct State {
   std::unique_ptr<SimulatedFleet> fleet;
+  bool virtual_clock = false;
   std::vector<DeviceHandle> gpus;
   std::vector<DeviceHandle> migs;
   std::vector<int> first_mig;  // per GPU: index into migs, or -1
@@ -96,6 +106,9 @@ struct State {
 
 std::mutex g_init_mu;
 int g_refcount = 0;
+// The virtual clock's time; reset to 0 by the nvmlInit_v2 that builds a
+// fleet on it.
+std::atomic<int64_t> g_virtual_ms{0};
 std::atomic<State*> g_state{nullptr};
 std::vector<std::unique_ptr<State>>& States() {
   // Freed when the library is unloaded (or at exit), so nothing leaks.
@@ -311,6 +324,19 @@ std::unique_ptr<State> BuildState(std::string* error) {
   if (const char* faults = std::getenv("GPUMON_SIM_FAULTS"); faults != nullptr) {
     options.faults = faults;
   }
+  bool virtual_clock = false;
+  if (const char* clock = std::getenv("GPUMON_SIM_CLOCK"); clock != nullptr && *clock != '\0') {
+    if (std::string_view(clock) == "virtual") {
+      virtual_clock = true;
+    } else if (std::string_view(clock) != "steady") {
+      *error = std::string("GPUMON_SIM_CLOCK \"") + clock + "\" must be steady or virtual";
+      return nullptr;
+    }
+  }
+  if (virtual_clock) {
+    g_virtual_ms.store(0, std::memory_order_relaxed);
+    options.clock_ms = [] { return g_virtual_ms.load(std::memory_order_acquire); };
+  }
   Result<std::unique_ptr<SimulatedFleet>> fleet = SimulatedFleet::Create(std::move(options));
   if (!fleet.ok()) {
     *error = fleet.status().message();
@@ -318,6 +344,7 @@ std::unique_ptr<State> BuildState(std::string* error) {
   }
   auto state = std::make_unique<State>();
   state->fleet = std::move(fleet).value();
+  state->virtual_clock = virtual_clock;
   const int n = state->fleet->size();
   state->gpus.resize(static_cast<size_t>(n));
   state->first_mig.assign(static_cast<size_t>(n), -1);
@@ -348,6 +375,14 @@ using gpumon::sim::SimulatedGpu;
 namespace sim = gpumon::sim;
 
 extern "C" {
+
+void gpumonSimSetTimeMs(int64_t t_ms) {
+  int64_t current = sim::g_virtual_ms.load(std::memory_order_relaxed);
+  while (t_ms > current &&
+         !sim::g_virtual_ms.compare_exchange_weak(current, t_ms, std::memory_order_release,
+                                                  std::memory_order_relaxed)) {
+  }
+}
 
 nvmlReturn_t nvmlInit_v2(void) {
   std::lock_guard<std::mutex> lock(sim::g_init_mu);
@@ -763,10 +798,16 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount,
                                       nvmlFieldValue_t* values) {
   return sim::OnDevice(device, sim::Check(values != nullptr && valuesCount >= 0),
                        [&](SimulatedGpu& g, const DeviceHandle& h) {
+                         // On the virtual clock the field timestamp is the
+                         // simulated time too, so the same times give the same
+                         // answers.
+                         const sim::State* state = sim::Current();
                          const long long now_us =
-                             std::chrono::duration_cast<std::chrono::microseconds>(
-                                 std::chrono::system_clock::now().time_since_epoch())
-                                 .count();
+                             state != nullptr && state->virtual_clock
+                                 ? static_cast<long long>(g.now_ms()) * 1000
+                                 : std::chrono::duration_cast<std::chrono::microseconds>(
+                                       std::chrono::system_clock::now().time_since_epoch())
+                                       .count();
                          for (int i = 0; i < valuesCount; ++i) {
                            nvmlFieldValue_t& v = values[i];
                            v.timestamp = now_us;
