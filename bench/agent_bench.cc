@@ -181,7 +181,7 @@ BENCHMARK(BM_RenderGzip)->Unit(benchmark::kMicrosecond)->Args({0, 0})->Args({0, 
 void BM_GzipLevel(benchmark::State& state) {
   const int level = static_cast<int>(state.range(0));
   std::string body;
-  RenderSnapshot(TextFormat::kPrometheus004, gpu::NameScheme::kNative, &body);
+  RenderSnapshot(Format::kText004, gpu::NameScheme::kNative, &body);
   std::string compressed;
   for (auto _ : state) {
     compressed = web::GzipCompress(body, level);

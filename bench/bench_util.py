@@ -130,8 +130,9 @@ def thread_wakeups(pid):
             with open(f"/proc/{pid}/task/{tid}/status", encoding="ascii") as f:
                 n = 0
                 for line in f:
-                    if line.endswith("ctxt_switches:", 0, line.find(":") + 1):
-                        n += int(line.split()[1])
+                    key, _, value = line.partition(":")
+                    if key in ("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches"):
+                        n += int(value)
                 out[int(tid)] = n
         except (OSError, ValueError):
             continue

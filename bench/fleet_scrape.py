@@ -33,8 +33,12 @@ import tempfile
 import time
 import urllib.parse
 
-from bench_util import (Child, free_port, http_get, machine_description, markdown_table,
-                        memory_kib, stat_cpu_seconds)
+# Keep the source tree free of __pycache__ when importing bench_util.
+sys.dont_write_bytecode = True
+
+from bench_util import (  # noqa: E402
+    Child, free_port, http_get, machine_description, markdown_table, memory_kib,
+    stat_cpu_seconds)
 
 SCRAPE_INTERVAL_S = 15
 JOB = "gpumon_sim"
@@ -215,7 +219,7 @@ def summarize(report):
         ["targets / up at the end", f"{r['targets']:.0f} / {r['targets_up_now']:.0f}"],
         ["targets up on every scrape of the window", f"{r['targets_never_down']:.0f}"],
         ["scrapes in the window (expected ≈ targets × window / 15 s)",
-         f"{r['scrapes_in_window']:.0f} (≈ {report['nodes'] * report['expected_scrapes_per_target']:.0f})"],
+         f"{r['scrapes_in_window']:.0f} (≈ {report['nodes'] * expected:.0f})"],
         ["failed scrapes in the window", f"{failed:.0f}"],
         ["fewest scrapes of one target in the window", f"{r['min_scrapes_per_target']:.0f} "
                                                        f"(window / 15 s = {expected:.0f})"],

@@ -73,7 +73,7 @@ int RunSimulate(const std::vector<std::string>& args) {
   std::string spec = model + "x" + std::to_string(*nodes * *gpus);
   std::string library = EnableSimulation(spec, std::to_string(*seed));
 
-  web::HttpServer server(web::HttpServerOptions{static_cast<int>(*threads), 1});
+  web::HttpServer server(web::HttpServerOptions{static_cast<int>(*threads)});
   std::string listen = flags->Get("listen").value_or(":9500");
   if (Status s = server.Bind(listen); !s.ok()) {
     std::cerr << "gpumon simulate: " << s.message() << "\n";

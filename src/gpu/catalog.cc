@@ -322,13 +322,17 @@ std::string RenderMetricsReference() {
       for (auto l : m.labels) {
         if (l.empty()) continue;
         if (!labels.empty()) labels += ", ";
-        labels += "`" + std::string(l) + "`";
+        labels += '`';
+        labels += l;
+        labels += '`';
       }
       std::string dcgm;
       for (const auto& a : m.dcgm) {
         if (a.name.empty()) continue;
         if (!dcgm.empty()) dcgm += "<br>";
-        dcgm += "`" + std::string(a.name) + "`";
+        dcgm += '`';
+        dcgm += a.name;
+        dcgm += '`';
         if (!a.match.empty()) dcgm += " (" + std::string(a.match) + ")";
         if (a.scale != 1) {
           char buf[32];
@@ -336,7 +340,12 @@ std::string RenderMetricsReference() {
           dcgm += buf;
         }
       }
-      std::string name = m.name.empty() ? "—" : "`" + std::string(m.name) + "`";
+      std::string name = "—";
+      if (!m.name.empty()) {
+        name = "`";
+        name += m.name;
+        name += '`';
+      }
       for (std::string_view cell :
            {std::string_view(name), std::string_view(exposition::MetricTypeName(m.type)),
             std::string_view(labels), m.help, std::string_view(dcgm), m.source,

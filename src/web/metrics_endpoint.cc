@@ -19,7 +19,8 @@ MetricsEndpoint::Body MetricsEndpoint::Get(std::string_view accept,
     c.generation = gen;
   }
   if (!gzip) return Body{c.plain, format, false};
-  if (!c.gzip) c.gzip = std::make_shared<const std::string>(GzipCompress(*c.plain));
+  // Level 1: a third of level 6's CPU for a body ~15% larger.
+  if (!c.gzip) c.gzip = std::make_shared<const std::string>(GzipCompress(*c.plain, 1));
   return Body{c.gzip, format, true};
 }
 

@@ -13,6 +13,10 @@
 //   payloads (the stale marker) and -0.0 survive.
 // - NewIterator decodes any encoding. Corrupt or truncated input never reads
 //   out of bounds or crashes: the iterator stops and status() says why.
+//   Decoded timestamps are strictly increasing (anything else is reported as
+//   corruption), so Seek can rely on order.
+// - A chunk holds at most kMaxSamples samples; the head cuts chunks far
+//   below that (120-480 samples).
 #pragma once
 
 #include <cstdint>
@@ -29,18 +33,25 @@ namespace gpumon::tsdb::chunkenc {
 
 enum class Encoding : uint8_t {
   kXor = 1,  // Prometheus-style: delta-of-delta timestamps, XOR floats
-  // Further encodings (integer-aware, decimal-aware, ...) are numbered from 2
-  // and documented in docs/formats/chunks.md.
+  // Columnar: bit-packed integer timestamps; values as one of constant,
+  // scaled decimal integers (with exceptions) or XOR floats.
+  kPacked = 2,
+  // Further encodings are numbered from 3 and documented in
+  // docs/formats/chunks.md.
 };
+
+inline constexpr int kMaxSamples = 65535;
 
 std::string_view EncodingName(uint8_t encoding);
 
 class XorAppender {
  public:
   XorAppender();
-  // Samples must come in strictly increasing time order (the caller checks).
+  // Samples must come in strictly increasing time order (the caller checks)
+  // and the appender must not be full(); appending to a full one aborts.
   void Append(int64_t t, double v);
   int num_samples() const { return num_samples_; }
+  bool full() const { return num_samples_ >= kMaxSamples; }
   // The chunk so far: encoding byte + payload.
   std::span<const uint8_t> bytes() const { return bytes_; }
   size_t MemoryBytes() const { return bytes_.capacity() + sizeof(*this); }
@@ -48,7 +59,7 @@ class XorAppender {
  private:
   std::vector<uint8_t> bytes_;
   int num_samples_ = 0;
-  uint8_t bit_pos_ = 0;  // bits used in the last byte
+  uint8_t bit_pos_ = 0;  // bits used in the last byte (0: full)
   int64_t t_ = 0;
   int64_t t_delta_ = 0;
   uint64_t v_bits_ = 0;
@@ -56,9 +67,12 @@ class XorAppender {
   uint8_t trailing_ = 0;
 };
 
-// Encodes `samples` (strictly increasing in time, at least one) with the
+// Encodes `samples` (strictly increasing in time, 1 to kMaxSamples) with the
 // smallest exact encoding.
 std::vector<uint8_t> EncodeBest(std::span<const Sample> samples);
+
+// The kXor chunk of `samples` (same preconditions), as XorAppender builds it.
+std::vector<uint8_t> EncodeXor(std::span<const Sample> samples);
 
 // Decodes a chunk of any encoding. The bytes must outlive the iterator.
 std::unique_ptr<SeriesIterator> NewIterator(std::span<const uint8_t> chunk);

@@ -1,0 +1,96 @@
+#include "tsdb/block/chunk_series_iterator.h"
+
+#include <algorithm>
+
+#include "tsdb/chunkenc/chunk.h"
+
+namespace gpumon::tsdb::block {
+
+ChunkSeriesIterator::ChunkSeriesIterator(std::shared_ptr<const void> keepalive,
+                                         const ChunkReader* reader,
+                                         std::vector<index::ChunkMeta> chunks, Intervals deleted,
+                                         int64_t mint, int64_t maxt)
+    : keepalive_(std::move(keepalive)),
+      reader_(reader),
+      chunks_(std::move(chunks)),
+      deleted_(std::move(deleted)),
+      mint_(mint),
+      maxt_(maxt) {}
+
+bool ChunkSeriesIterator::OpenNextChunk() {
+  while (next_chunk_ < chunks_.size()) {
+    const index::ChunkMeta& c = chunks_[next_chunk_++];
+    if (c.maxt < mint_ || (started_ && c.maxt <= at_.t)) continue;
+    if (c.mint > maxt_) break;
+    if (Covers(deleted_, c.mint, c.maxt)) continue;
+    auto bytes = reader_->Chunk(c.ref);
+    if (!bytes.ok()) {
+      status_ = bytes.status();
+      return false;
+    }
+    cur_ = chunkenc::NewIterator(*bytes);
+    cur_maxt_ = c.maxt;
+    // Most chunks lie inside the range with nothing deleted: their samples
+    // need only the ordering check.
+    auto del = std::lower_bound(deleted_.begin(), deleted_.end(), c.mint,
+                                [](const Interval& x, int64_t v) { return x.maxt < v; });
+    cur_plain_ =
+        c.mint >= mint_ && c.maxt <= maxt_ && (del == deleted_.end() || del->mint > c.maxt);
+    return true;
+  }
+  return false;
+}
+
+bool ChunkSeriesIterator::Deleted(int64_t t) {
+  // Samples come in increasing time, so the interval cursor only advances.
+  while (del_pos_ < deleted_.size() && deleted_[del_pos_].maxt < t) ++del_pos_;
+  return del_pos_ < deleted_.size() && deleted_[del_pos_].mint <= t;
+}
+
+bool ChunkSeriesIterator::Next() {
+  if (done_) return false;
+  while (true) {
+    if (!cur_ && !OpenNextChunk()) {
+      done_ = true;
+      return false;
+    }
+    if (!cur_->Next()) {
+      if (!cur_->status().ok()) {
+        status_ = cur_->status();
+        done_ = true;
+        return false;
+      }
+      cur_.reset();
+      continue;
+    }
+    Sample s = cur_->At();
+    if (cur_plain_ && s.t <= cur_maxt_ && (!started_ || s.t > at_.t)) {
+      at_ = s;
+      started_ = true;
+      return true;
+    }
+    if (s.t < mint_ || (started_ && s.t <= at_.t) || Deleted(s.t)) continue;
+    if (s.t > maxt_) {
+      done_ = true;
+      cur_.reset();
+      return false;
+    }
+    at_ = s;
+    started_ = true;
+    return true;
+  }
+}
+
+bool ChunkSeriesIterator::Seek(int64_t t) {
+  if (done_) return false;
+  if (started_ && at_.t >= t) return true;
+  // Whole chunks ending before t are skipped without decoding.
+  if (cur_ && cur_maxt_ < t) cur_.reset();
+  while (!cur_ && next_chunk_ < chunks_.size() && chunks_[next_chunk_].maxt < t) ++next_chunk_;
+  while (Next()) {
+    if (at_.t >= t) return true;
+  }
+  return false;
+}
+
+}  // namespace gpumon::tsdb::block

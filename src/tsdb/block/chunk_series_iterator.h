@@ -1,0 +1,57 @@
+// ChunkSeriesIterator: the samples of one block series, decoded chunk by
+// chunk as iteration reaches them, restricted to a time range and with
+// deleted (tombstoned) ranges left out.
+//
+// Contract: yields samples in strictly increasing time order within
+// [mint, maxt] (inclusive) that no interval in `deleted` covers. Chunks whose
+// time span lies outside the range are never read. A chunk that cannot be
+// read or decoded stops iteration and status() names the segment file and
+// offset. Samples out of order inside a damaged chunk are skipped rather than
+// breaking the ordering promise. `keepalive` owns the memory `reader` points
+// into.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "tsdb/block/chunk_segments.h"
+#include "tsdb/block/tombstones.h"
+#include "tsdb/index/chunk_meta.h"
+#include "tsdb/storage.h"
+
+namespace gpumon::tsdb::block {
+
+class ChunkSeriesIterator : public SeriesIterator {
+ public:
+  ChunkSeriesIterator(std::shared_ptr<const void> keepalive, const ChunkReader* reader,
+                      std::vector<index::ChunkMeta> chunks, Intervals deleted, int64_t mint,
+                      int64_t maxt);
+
+  bool Next() override;
+  bool Seek(int64_t t) override;
+  Sample At() const override { return at_; }
+  Status status() const override { return status_; }
+
+ private:
+  bool OpenNextChunk();
+  bool Deleted(int64_t t);
+
+  std::shared_ptr<const void> keepalive_;
+  const ChunkReader* reader_;
+  std::vector<index::ChunkMeta> chunks_;
+  Intervals deleted_;
+  int64_t mint_;
+  int64_t maxt_;
+  size_t next_chunk_ = 0;
+  std::unique_ptr<SeriesIterator> cur_;
+  int64_t cur_maxt_ = 0;
+  bool cur_plain_ = false;  // chunk inside [mint, maxt] and nothing deleted in it
+  size_t del_pos_ = 0;
+  Sample at_;
+  bool started_ = false;
+  bool done_ = false;
+  Status status_;
+};
+
+}  // namespace gpumon::tsdb::block
