@@ -1,0 +1,263 @@
+// gpumon_tsdb_bench: in-process TSDB measurements against the targets of
+// the TSDB issue (docs/benchmarks.md, "TSDB"). A plain program printing a
+// table rather than Google Benchmark, because the memory measurement needs
+// one large head built once and RSS read around it.
+//
+//   append   single-thread appends in scrape-loop shape (N series, one
+//            sample each per commit, refs reused); head alone and the DB
+//            with its WAL. Target >= 3M samples/s.
+//   memory   1M series of GPU-shaped labels, 4 samples each: RSS delta and
+//            HeadStats.memory_bytes per series. Target <= 1 KiB.
+//   decode   every sample read back through a querier, of the head and of
+//            a persisted block. Reported per core.
+//
+// Usage: gpumon_tsdb_bench [--series_memory=N] [--dir=D]
+#include <time.h>
+#include <unistd.h>
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tsdb/db/db.h"
+#include "tsdb/head/head.h"
+
+namespace {
+
+using gpumon::Label;
+using gpumon::Labels;
+
+// Rates use this thread's CPU time: the benchmark is single-threaded, and
+// wall time on a shared machine measures the other processes too.
+struct Clock {
+  using time_point = double;
+  static double now() {
+    timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+  }
+};
+
+constexpr int64_t kT0 = 1'700'000'000'000;
+constexpr int64_t kStep = 15'000;
+
+double Seconds(double since) { return Clock::now() - since; }
+
+// Resident set size in bytes, from /proc/self/statm.
+size_t Rss() {
+  std::ifstream f("/proc/self/statm");
+  size_t size = 0, resident = 0;
+  f >> size >> resident;
+  return resident * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+}
+
+// A realistic value stream: GPU readings change slowly, with a few digits.
+double Value(int s, int64_t k) {
+  return 30.0 + (s % 50) + static_cast<double>((k * 7 + s) % 20) * 0.5;
+}
+
+// Labels of series i of a GPU fleet: 8 GPUs per host, 20 metric names.
+Labels GpuLabels(int i) {
+  static const char* kMetrics[] = {
+      "gpu_utilization_ratio",     "gpu_memory_used_bytes",       "gpu_memory_total_bytes",
+      "gpu_temperature_celsius",   "gpu_power_usage_watts",       "gpu_power_limit_watts",
+      "gpu_sm_clock_hertz",        "gpu_memory_clock_hertz",      "gpu_pcie_tx_bytes_total",
+      "gpu_pcie_rx_bytes_total",   "gpu_energy_joules_total",     "gpu_fan_speed_ratio",
+      "gpu_ecc_errors_total",      "gpu_xid_errors_total",        "gpu_nvlink_tx_bytes_total",
+      "gpu_nvlink_rx_bytes_total", "gpu_encoder_utilization",     "gpu_decoder_utilization",
+      "gpu_throttle_reasons",      "gpu_memory_utilization_ratio"};
+  int metric = i % 20;
+  int gpu_global = i / 20;
+  int gpu = gpu_global % 8;
+  int host = gpu_global / 8;
+  char uuid[64], pci[32], hostname[32], instance[48], dev[16], g[4];
+  std::snprintf(uuid, sizeof uuid, "GPU-%08x-%04x-%04x-%04x-%012x", host * 2654435761u, gpu,
+                host & 0xffff, (host >> 16) & 0xffff, gpu_global * 40503u);
+  std::snprintf(pci, sizeof pci, "00000000:%02X:00.0", 0x18 + gpu * 0x10);
+  std::snprintf(hostname, sizeof hostname, "gpu-node-%05d", host);
+  std::snprintf(instance, sizeof instance, "gpu-node-%05d:9400", host);
+  std::snprintf(dev, sizeof dev, "nvidia%d", gpu);
+  std::snprintf(g, sizeof g, "%d", gpu);
+  return Labels::FromUnsorted({{"__name__", kMetrics[metric]},
+                               {"gpu", g},
+                               {"uuid", uuid},
+                               {"pci_bus_id", pci},
+                               {"device", dev},
+                               {"model", "NVIDIA H100 80GB HBM3"},
+                               {"hostname", hostname},
+                               {"job", "gpumon"},
+                               {"instance", instance},
+                               {"driver_version", "550.54.15"}});
+}
+
+void Check(const gpumon::Status& s, const char* what) {
+  if (!s.ok()) {
+    std::fprintf(stderr, "%s: %s\n", what, s.message().c_str());
+    std::exit(1);
+  }
+}
+
+// Appends `scrapes` commits of one sample per series, refs reused.
+// Returns samples per second (the first scrape, which creates the series,
+// is not timed).
+double AppendLoop(const std::function<std::unique_ptr<gpumon::tsdb::head::HeadAppender>()>& make,
+                  int series, int scrapes) {
+  std::vector<Labels> labels;
+  labels.reserve(series);
+  for (int i = 0; i < series; ++i) labels.push_back(GpuLabels(i));
+  std::vector<uint64_t> refs(series, 0);
+  auto app = make();
+  auto start = Clock::now();
+  for (int k = 0; k < scrapes; ++k) {
+    if (k == 1) start = Clock::now();
+    int64_t t = kT0 + k * kStep;
+    for (int i = 0; i < series; ++i) {
+      auto r = app->Append(refs[i], labels[i], t, Value(i, k));
+      Check(r.status(), "append");
+      refs[i] = *r;
+    }
+    Check(app->Commit(), "commit");
+  }
+  return static_cast<double>(series) * (scrapes - 1) / Seconds(start);
+}
+
+// Reads every sample of every series; returns {samples, samples/s}.
+std::pair<uint64_t, double> DecodeAll(const gpumon::tsdb::Querier& q) {
+  auto m = gpumon::tsdb::Matcher::Make(gpumon::tsdb::MatchType::kRegexMatch, "__name__", ".+");
+  Check(m.status(), "matcher");
+  std::vector<gpumon::tsdb::Matcher> ms{*m};
+  auto start = Clock::now();
+  uint64_t n = 0;
+  double sum = 0;
+  auto set = q.Select(ms);
+  while (set->Next()) {
+    auto it = set->Iterator();
+    while (it->Next()) {
+      sum += it->At().v;
+      ++n;
+    }
+    Check(it->status(), "iterate");
+  }
+  Check(set->status(), "select");
+  double secs = Seconds(start);
+  if (sum == 42) std::printf(" ");  // keeps the loop from being optimized away
+  return {n, static_cast<double>(n) / secs};
+}
+
+void Row(const char* name, const std::string& value, const char* target) {
+  std::printf("| %-52s | %20s | %-12s |\n", name, value.c_str(), target);
+  std::fflush(stdout);
+}
+
+std::string Fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int memory_series = 1'000'000;
+  std::string dir;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.rfind("--series_memory=", 0) == 0) {
+      memory_series = std::atoi(a.c_str() + 16);
+    } else if (a.rfind("--dir=", 0) == 0) {
+      dir = a.substr(6);
+    } else {
+      std::fprintf(stderr, "usage: gpumon_tsdb_bench [--series_memory=N] [--dir=D]\n");
+      return 2;
+    }
+  }
+  namespace fs = std::filesystem;
+  bool own_dir = dir.empty();
+  if (own_dir) {
+    char tmpl[] = "/tmp/gpumon-tsdb-bench-XXXXXX";
+    if (!mkdtemp(tmpl)) return 1;
+    dir = tmpl;
+  }
+
+  std::printf("| %-52s | %20s | %-12s |\n", "measure", "result", "target");
+  std::printf("|%s|%s|%s|\n", std::string(54, '-').c_str(), std::string(22, '-').c_str(),
+              std::string(14, '-').c_str());
+
+  // 1. Append throughput.
+  constexpr int kSeries = 10'000, kScrapes = 361;
+  {
+    gpumon::tsdb::head::Head head;
+    double rate = AppendLoop([&] { return head.Appender(); }, kSeries, kScrapes);
+    Row("append, head only, 10k series x 360 scrapes", Fmt("%.2fM samples/s", rate / 1e6),
+        ">= 3M/s");
+    auto [n, drate] = DecodeAll(*head.Querier(gpumon::tsdb::kMinTime, gpumon::tsdb::kMaxTime));
+    Row(("decode, head querier, " + std::to_string(n) + " samples").c_str(),
+        Fmt("%.1fM samples/s", drate / 1e6), "-");
+  }
+  {
+    gpumon::tsdb::db::DbOptions o;
+    o.maintain_interval_ms = 0;
+    o.downsample = false;
+    o.retention_ms = 0;
+    auto db = gpumon::tsdb::db::DB::Open(dir + "/append", o);
+    Check(db.status(), "open");
+    double rate = AppendLoop([&] { return (*db)->Appender(); }, kSeries, kScrapes);
+    Row("append, DB with WAL (batch sync), same shape", Fmt("%.2fM samples/s", rate / 1e6),
+        ">= 3M/s");
+    Check((*db)->FlushHead(), "flush");
+    uint64_t total = 0;
+    double secs = 0;
+    for (const auto& b : (*db)->blocks()) {
+      auto [n, r] = DecodeAll(*b->NewQuerier(gpumon::tsdb::kMinTime, gpumon::tsdb::kMaxTime));
+      total += n;
+      secs += static_cast<double>(n) / r;
+    }
+    Row(("decode, persisted blocks, " + std::to_string(total) + " samples").c_str(),
+        Fmt("%.1fM samples/s", static_cast<double>(total) / secs / 1e6), "-");
+  }
+
+  // 2. Head memory per series.
+  {
+    size_t rss0 = Rss();
+    auto head = std::make_unique<gpumon::tsdb::head::Head>();
+    std::vector<uint64_t> refs(memory_series, 0);
+    size_t rss_refs = Rss();
+    auto start = Clock::now();
+    for (int k = 0; k < 4; ++k) {
+      auto app = head->Appender();
+      for (int i = 0; i < memory_series; ++i) {
+        Labels l = refs[i] == 0 ? GpuLabels(i) : Labels();
+        auto r = app->Append(refs[i], l, kT0 + k * kStep, Value(i, k));
+        Check(r.status(), "append");
+        refs[i] = *r;
+        if (i % 10000 == 9999) Check(app->Commit(), "commit");
+      }
+      Check(app->Commit(), "commit");
+    }
+    double secs = Seconds(start);
+    size_t rss1 = Rss();
+    auto st = head->Stats(0);
+    double n = static_cast<double>(st.series);
+    Row(("memory: series in head (4 samples each, built in " + Fmt("%.1f CPU s)", secs)).c_str(),
+        std::to_string(st.series), "1M");
+    Row("memory: RSS delta per series", Fmt("%.0f B", static_cast<double>(rss1 - rss_refs) / n),
+        "<= 1024 B");
+    Row("memory: HeadStats.memory_bytes per series",
+        Fmt("%.0f B", static_cast<double>(st.memory_bytes) / n), "<= 1024 B");
+    Row("memory: of which series + chunks / index per series",
+        Fmt("%.0f B", static_cast<double>(st.series_bytes) / n) + " / " +
+            Fmt("%.0f B", static_cast<double>(st.index_bytes) / n),
+        "-");
+    Row("memory: bench's own ref array (excluded)",
+        Fmt("%.1f MiB", static_cast<double>(rss_refs - rss0) / (1 << 20)), "-");
+  }
+  if (own_dir) fs::remove_all(dir);
+  return 0;
+}
