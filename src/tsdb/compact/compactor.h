@@ -47,11 +47,11 @@ struct CompactOptions {
 // What a compaction did, for logs and tests.
 struct CompactStats {
   uint64_t series = 0;
-  uint64_t chunks_copied = 0;      // fast path
-  uint64_t chunks_reencoded = 0;   // input chunks decoded and merged
-  uint64_t chunks_written = 0;     // output chunks from the merge path
-  uint64_t samples_merged = 0;     // samples written by the merge path
-  uint64_t samples_dropped = 0;    // deleted or duplicate samples left out
+  uint64_t chunks_copied = 0;     // fast path
+  uint64_t chunks_reencoded = 0;  // input chunks decoded and merged
+  uint64_t chunks_written = 0;    // output chunks from the merge path
+  uint64_t samples_merged = 0;    // samples written by the merge path
+  uint64_t samples_dropped = 0;   // deleted or duplicate samples left out
 };
 
 Result<std::string> Compact(const std::string& data_dir,

@@ -64,7 +64,8 @@ void PlanTier(const std::vector<const PlanBlock*>& cands, const CompactionRanges
     for (const auto& [k, g] : by_range) {
       // A range with a block merged at a smaller range in this round waits
       // for that merge, so data is not rewritten twice.
-      if (g.size() < 2 || std::any_of(g.begin(), g.end(), [&](auto* b) { return used.contains(b); })) {
+      if (g.size() < 2 ||
+          std::any_of(g.begin(), g.end(), [&](auto* b) { return used.contains(b); })) {
         continue;
       }
       const int64_t span = g.back()->meta.max_time - g.front()->meta.min_time;
@@ -82,8 +83,8 @@ void PlanTier(const std::vector<const PlanBlock*>& cands, const CompactionRanges
     if (used.contains(b) || b->tombstone_series == 0) continue;
     const uint64_t series = b->meta.stats.num_series;
     const bool all_deleted = b->tombstone_series >= series;
-    const bool many = static_cast<double>(b->tombstone_series) / static_cast<double>(series + 1) >
-                      0.05;
+    const bool many =
+        static_cast<double>(b->tombstone_series) / static_cast<double>(series + 1) > 0.05;
     if (all_deleted || (many && b->meta.max_time - b->meta.min_time >= big)) {
       out->push_back({b->meta.id});
       used.insert(b);

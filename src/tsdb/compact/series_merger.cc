@@ -65,7 +65,8 @@ struct Stream {
 }  // namespace
 
 SeriesMerger::SeriesMerger(int samples_per_chunk)
-    : samples_per_chunk_(static_cast<size_t>(std::clamp(samples_per_chunk, 1, chunkenc::kMaxSamples))) {}
+    : samples_per_chunk_(
+          static_cast<size_t>(std::clamp(samples_per_chunk, 1, chunkenc::kMaxSamples))) {}
 
 Status SeriesMerger::Merge(std::span<const SeriesPart> parts, CompactStats* stats) {
   refs_.clear();

@@ -175,9 +175,8 @@ Status DownsampleAggregates(block::ChunkSeriesSet& set, int64_t resolution,
   std::vector<Sample> samples;
   EncodedChunks enc;
   while (set.Next()) {
-    const auto kind = set.labels().Has(kAggrLabel)
-                          ? ParseAggregate(set.labels().Get(kAggrLabel))
-                          : std::nullopt;
+    const auto kind =
+        set.labels().Has(kAggrLabel) ? ParseAggregate(set.labels().Get(kAggrLabel)) : std::nullopt;
     if (!kind) {
       stats->skipped_series++;
       continue;

@@ -112,7 +112,49 @@ class StrippedSeriesSet : public SeriesSet {
   Status status_;
 };
 
+Matcher AggregateMatcher(Aggregate which) {
+  // An equality matcher always compiles.
+  return std::move(Matcher::Make(MatchType::kEqual, std::string(kAggrLabel),
+                                 std::string(AggregateName(which))))
+      .value();
+}
+
+std::vector<Matcher> WithAggregateMatcher(std::span<const Matcher> matchers, Aggregate which) {
+  std::vector<Matcher> all(matchers.begin(), matchers.end());
+  all.push_back(AggregateMatcher(which));
+  return all;
+}
+
+class AggregateQuerier : public Querier {
+ public:
+  AggregateQuerier(std::unique_ptr<Querier> tier, Aggregate which)
+      : tier_(std::move(tier)), which_(which) {}
+
+  std::unique_ptr<SeriesSet> Select(std::span<const Matcher> matchers,
+                                    const SelectHints& hints) const override {
+    return SelectAggregate(*tier_, matchers, which_, hints);
+  }
+  Result<std::vector<std::string>> LabelNames(std::span<const Matcher> matchers) const override {
+    auto names = tier_->LabelNames(WithAggregateMatcher(matchers, which_));
+    if (names.ok()) std::erase(*names, std::string(kAggrLabel));
+    return names;
+  }
+  Result<std::vector<std::string>> LabelValues(const std::string& name,
+                                               std::span<const Matcher> matchers) const override {
+    if (name == kAggrLabel) return std::vector<std::string>{};
+    return tier_->LabelValues(name, WithAggregateMatcher(matchers, which_));
+  }
+
+ private:
+  std::unique_ptr<Querier> tier_;
+  Aggregate which_;
+};
+
 }  // namespace
+
+std::unique_ptr<Querier> NewAggregateQuerier(std::unique_ptr<Querier> tier, Aggregate which) {
+  return std::make_unique<AggregateQuerier>(std::move(tier), which);
+}
 
 int64_t ChooseResolution(int64_t step_ms, std::span<const int64_t> available) {
   int64_t best = 0;
@@ -125,12 +167,8 @@ int64_t ChooseResolution(int64_t step_ms, std::span<const int64_t> available) {
 std::unique_ptr<SeriesSet> SelectAggregate(const Querier& downsampled,
                                            std::span<const Matcher> matchers, Aggregate which,
                                            const SelectHints& hints) {
-  std::vector<Matcher> all(matchers.begin(), matchers.end());
-  auto m = Matcher::Make(MatchType::kEqual, std::string(kAggrLabel),
-                         std::string(AggregateName(which)));
-  // An equality matcher always compiles.
-  all.push_back(std::move(m).value());
-  return std::make_unique<StrippedSeriesSet>(downsampled.Select(all, hints));
+  return std::make_unique<StrippedSeriesSet>(
+      downsampled.Select(WithAggregateMatcher(matchers, which), hints));
 }
 
 }  // namespace gpumon::tsdb::downsample

@@ -13,6 +13,9 @@
 //   range is sum/count of the sum and count aggregates over that range, and
 //   rate()/increase() over the counter aggregate equal those over raw data
 //   at window-aligned range boundaries.
+// - NewAggregateQuerier wraps a tier's querier so that it looks like raw
+//   data holding one aggregate: Select is SelectAggregate, and label names
+//   and values are those of that aggregate's series, without __aggr__.
 #pragma once
 
 #include <cstdint>
@@ -30,5 +33,7 @@ int64_t ChooseResolution(int64_t step_ms, std::span<const int64_t> available);
 std::unique_ptr<SeriesSet> SelectAggregate(const Querier& downsampled,
                                            std::span<const Matcher> matchers, Aggregate which,
                                            const SelectHints& hints = {});
+
+std::unique_ptr<Querier> NewAggregateQuerier(std::unique_ptr<Querier> tier, Aggregate which);
 
 }  // namespace gpumon::tsdb::downsample

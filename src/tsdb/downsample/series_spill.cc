@@ -40,8 +40,8 @@ Status SpillWriter::Add(const Labels& labels, std::span<const block::ChunkData> 
   for (const block::ChunkData& c : chunks) {
     record::PutVarint(&buf_, c.mint);
     record::PutVarint(&buf_, c.maxt);
-    record::PutString(&buf_, std::string_view(reinterpret_cast<const char*>(c.bytes.data()),
-                                              c.bytes.size()));
+    record::PutString(
+        &buf_, std::string_view(reinterpret_cast<const char*>(c.bytes.data()), c.bytes.size()));
   }
   record::PutFixed64Raw(buf_.data(), buf_.size() - 8);
   if (std::fwrite(buf_.data(), 1, buf_.size(), f_) != buf_.size()) {
@@ -105,7 +105,8 @@ bool SpillReader::Next() {
     if (!r.GetVarint(&c.mint) || !r.GetVarint(&c.maxt) || !r.GetString(&bytes)) {
       return Fail("bad chunk");
     }
-    c.bytes = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+    c.bytes =
+        std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
     chunks_.push_back(c);
   }
   offset_ += 8 + len;

@@ -28,52 +28,56 @@ SeriesDirectory::~SeriesDirectory() {
 
 bool SeriesDirectory::Set(uint64_t ref, Series* s) {
   if (ref == 0 || ref > kMaxRef) return false;
+  std::lock_guard lock(blocks_mu_);
   std::atomic<Block*>& entry = top_[ref >> kBlockBits];
-  Block* b = entry.load(std::memory_order_acquire);
+  Block* b = entry.load(std::memory_order_relaxed);
   if (b == nullptr) {
-    std::lock_guard lock(alloc_mu_);
-    b = entry.load(std::memory_order_acquire);
-    if (b == nullptr) {
-      b = new Block();
-      entry.store(b, std::memory_order_release);
-      blocks_.fetch_add(1, std::memory_order_relaxed);
-    }
+    b = new Block();
+    entry.store(b, std::memory_order_release);
+    blocks_.fetch_add(1, std::memory_order_relaxed);
   }
   auto& slot = b->slots[ref & (kBlockSize - 1)];
-  if (slot.load(std::memory_order_relaxed) == nullptr)
-    b->live.fetch_add(1, std::memory_order_relaxed);
+  if (slot.load(std::memory_order_relaxed) == nullptr) ++b->live;
   slot.store(s, std::memory_order_release);
-  uint64_t m = max_ref_.load(std::memory_order_relaxed);
-  while (m < ref && !max_ref_.compare_exchange_weak(m, ref, std::memory_order_release)) {
+  if (ref > max_ref_.load(std::memory_order_relaxed)) {
+    max_ref_.store(ref, std::memory_order_release);
   }
   return true;
 }
 
 void SeriesDirectory::Clear(uint64_t ref) {
   if (ref == 0 || ref > kMaxRef) return;
-  Block* b = top_[ref >> kBlockBits].load(std::memory_order_acquire);
+  std::lock_guard lock(blocks_mu_);
+  Block* b = top_[ref >> kBlockBits].load(std::memory_order_relaxed);
   if (b == nullptr) return;
   auto& slot = b->slots[ref & (kBlockSize - 1)];
   if (slot.load(std::memory_order_relaxed) == nullptr) return;
   slot.store(nullptr, std::memory_order_release);
-  b->live.fetch_sub(1, std::memory_order_relaxed);
+  --b->live;
 }
 
 void SeriesDirectory::FreeEmptyBlocks() {
-  // Every stripe lock: no Set can be filling a block while it is freed.
-  std::vector<std::unique_lock<std::mutex>> held;
-  held.reserve(kLocks);
-  for (size_t i = 0; i < kLocks; ++i) held.emplace_back(locks_[i].mu);
-  std::lock_guard alloc(alloc_mu_);
-  const uint64_t end = (max_ref_.load(std::memory_order_relaxed) >> kBlockBits) + 1;
-  for (uint64_t i = 0; i < end; ++i) {
-    Block* b = top_[i].load(std::memory_order_relaxed);
-    if (b != nullptr && b->live.load(std::memory_order_relaxed) == 0) {
-      top_[i].store(nullptr, std::memory_order_release);
-      delete b;
-      blocks_.fetch_sub(1, std::memory_order_relaxed);
+  std::vector<Block*> unpublished;
+  {
+    std::lock_guard lock(blocks_mu_);
+    const uint64_t end = (max_ref_.load(std::memory_order_relaxed) >> kBlockBits) + 1;
+    for (uint64_t i = 0; i < end; ++i) {
+      Block* b = top_[i].load(std::memory_order_relaxed);
+      if (b != nullptr && b->live == 0) {
+        top_[i].store(nullptr, std::memory_order_release);
+        unpublished.push_back(b);
+      }
     }
+    blocks_.fetch_sub(unpublished.size(), std::memory_order_relaxed);
   }
+  if (unpublished.empty()) return;
+  // A lookup that loaded one of these blocks did so under its stripe lock;
+  // once every stripe has been free at least once, no lookup can still be
+  // using them, and later lookups see the null entry.
+  for (size_t i = 0; i < kLocks; ++i) {
+    std::lock_guard quiesce(locks_[i].mu);
+  }
+  for (Block* b : unpublished) delete b;
 }
 
 size_t SeriesDirectory::MemoryBytes() const {

@@ -14,7 +14,9 @@
 //   keep the series and the directory's blocks alive: the head only frees
 //   series and empty blocks while holding its apply lock exclusively.
 // - FreeEmptyBlocks releases blocks whose refs are all cleared (series
-//   churn) and takes every stripe lock to do so.
+//   churn). It unpublishes them, then takes every stripe lock once, one at a
+//   time, so that any lookup that may still hold a pointer to such a block
+//   has finished before the block is deleted.
 #pragma once
 
 #include <atomic>
@@ -45,7 +47,8 @@ class SeriesDirectory {
     if (b == nullptr) return nullptr;
     return b->slots[ref & (kBlockSize - 1)].load(std::memory_order_acquire);
   }
-  // False when ref is 0 or beyond kMaxRef.
+  // False when ref is 0 or beyond kMaxRef. Also takes an internal lock
+  // (series creation is rare next to lookups).
   bool Set(uint64_t ref, Series* s);
   void Clear(uint64_t ref);
 
@@ -70,7 +73,7 @@ class SeriesDirectory {
   static constexpr size_t kLocks = 4096;
   struct Block {
     std::atomic<Series*> slots[kBlockSize] = {};
-    std::atomic<uint32_t> live{0};
+    uint32_t live = 0;  // under blocks_mu_
   };
   struct Lock {
     mutable std::mutex mu;
@@ -80,7 +83,7 @@ class SeriesDirectory {
   // cost no memory.
   std::atomic<Block*>* top_;
   std::unique_ptr<Lock[]> locks_;
-  std::mutex alloc_mu_;
+  std::mutex blocks_mu_;  // allocating, filling and freeing blocks
   std::atomic<uint64_t> max_ref_{0};
   std::atomic<size_t> blocks_{0};
 };

@@ -9,7 +9,8 @@
 // - If either call fails, the commit fails and nothing of it becomes
 //   visible; the caller of Commit sees the sink's status.
 // - Head::Delete calls LogTombstones before deleting.
-// - The spans are only valid during the call.
+// - The spans are only valid during the call. The sink must not call back
+//   into the head (the commit lock is held).
 // - Record structs are the WAL's own (tsdb/record/record.h), so the sink can
 //   encode them without conversion.
 #pragma once

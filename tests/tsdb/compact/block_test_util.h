@@ -122,8 +122,8 @@ inline ::testing::AssertionResult SameSeries(const SeriesMap& want, const Series
     if (it == got.end()) return ::testing::AssertionFailure() << "missing " << labels.ToString();
     const auto& g = it->second;
     if (g.size() != samples.size()) {
-      return ::testing::AssertionFailure() << labels.ToString() << ": " << g.size()
-                                           << " samples, want " << samples.size();
+      return ::testing::AssertionFailure()
+             << labels.ToString() << ": " << g.size() << " samples, want " << samples.size();
     }
     for (size_t i = 0; i < g.size(); ++i) {
       if (g[i].t != samples[i].t || !SameBits(g[i].v, samples[i].v)) {

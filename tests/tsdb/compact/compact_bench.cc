@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <random>
 
 #include "tsdb/compact/block_test_util.h"
@@ -39,17 +40,19 @@ std::shared_ptr<block::Block> RunDownsample(const char* name, const std::string&
                                             const block::Block& in, int64_t res) {
   downsample::DownsampleStats st;
   auto start = std::chrono::steady_clock::now();
+  const std::clock_t cpu_start = std::clock();
   auto out = downsample::Downsample(dir, in, res, {}, &st);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double cpu = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
   if (!out.ok()) {
     std::fprintf(stderr, "%s: %s\n", name, out.status().message().c_str());
     std::exit(1);
   }
   auto b = block::Block::Open(*out);
   std::printf(
-      "%-12s %10llu samples in %7.3f s = %6.1f M samples/s -> %llu series, %llu samples, %llu "
-      "bytes\n",
-      name, static_cast<unsigned long long>(st.input_samples), secs,
+      "%-12s %10llu samples in %7.3f s (cpu %.3f s) = %6.1f M samples/s -> %llu series, %llu "
+      "samples, %llu bytes\n",
+      name, static_cast<unsigned long long>(st.input_samples), secs, cpu,
       static_cast<double>(st.input_samples) / secs / 1e6,
       static_cast<unsigned long long>(st.output_series),
       static_cast<unsigned long long>(st.output_samples),
@@ -66,17 +69,19 @@ std::shared_ptr<block::Block> Run(const char* name, const std::string& dir,
   }
   CompactStats st;
   auto start = std::chrono::steady_clock::now();
+  const std::clock_t cpu_start = std::clock();
   auto out = Compact(dir, blocks, {}, &st);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double cpu = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
   if (!out.ok()) {
     std::fprintf(stderr, "%s: %s\n", name, out.status().message().c_str());
     std::exit(1);
   }
   auto b = block::Block::Open(*out);
   std::printf(
-      "%-12s %3zu blocks %10llu samples in %7.3f s = %6.1f M samples/s; chunks copied %llu, "
-      "re-encoded %llu -> %llu; %.2f -> %.2f bytes/sample\n",
-      name, blocks.size(), static_cast<unsigned long long>(samples), secs,
+      "%-12s %3zu blocks %10llu samples in %7.3f s (cpu %.3f s) = %6.1f M samples/s; chunks "
+      "copied %llu, re-encoded %llu -> %llu; %.2f -> %.2f bytes/sample\n",
+      name, blocks.size(), static_cast<unsigned long long>(samples), secs, cpu,
       static_cast<double>(samples) / secs / 1e6, static_cast<unsigned long long>(st.chunks_copied),
       static_cast<unsigned long long>(st.chunks_reencoded),
       static_cast<unsigned long long>(st.chunks_written),

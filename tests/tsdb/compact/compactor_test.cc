@@ -69,7 +69,8 @@ TEST_F(CompactorTest, ConsecutiveBlocksMergeBitExactByCopyingChunks) {
           testing::RandomSamples(rng, b * 2 * kHour, (b + 1) * 2 * kHour, 15000);
     }
     MergeInto(&all, parts[b]);
-    blocks.push_back(testing::WriteBlock(dir_.path(), parts[b], b * 2 * kHour, (b + 1) * 2 * kHour));
+    blocks.push_back(
+        testing::WriteBlock(dir_.path(), parts[b], b * 2 * kHour, (b + 1) * 2 * kHour));
     ASSERT_NE(blocks.back(), nullptr);
     chunks += blocks.back()->meta().stats.num_chunks;
     samples += blocks.back()->meta().stats.num_samples;
@@ -100,8 +101,8 @@ TEST_F(CompactorTest, ConsecutiveBlocksMergeBitExactByCopyingChunks) {
   EXPECT_EQ(m.sources, sorted_ids);
   ASSERT_EQ(m.parents.size(), 3u);
   for (size_t i = 0; i < 3; ++i) {
-    EXPECT_EQ(m.parents[i], (block::BlockParent{ids[i], blocks[i]->meta().min_time,
-                                                blocks[i]->meta().max_time}));
+    EXPECT_EQ(m.parents[i],
+              (block::BlockParent{ids[i], blocks[i]->meta().min_time, blocks[i]->meta().max_time}));
   }
   // The inputs are untouched.
   for (int b = 0; b < 3; ++b) {
@@ -127,7 +128,8 @@ TEST_F(CompactorTest, OverlappingBlocksAreMergedAndDeduplicated) {
                         [](const Sample& p, const Sample& q) { return p.t == q.t; }),
             s.end());
   }
-  for (size_t i = 200; i < 210; ++i) b[SeriesLabels(i)] = testing::RandomSamples(rng, kHour, 3 * kHour, 15000);
+  for (size_t i = 200; i < 210; ++i)
+    b[SeriesLabels(i)] = testing::RandomSamples(rng, kHour, 3 * kHour, 15000);
   auto ba = testing::WriteBlock(dir_.path(), a, 0, 2 * kHour);
   auto bb = testing::WriteBlock(dir_.path(), b, kHour, 3 * kHour);
   ASSERT_TRUE(ba && bb);
@@ -180,7 +182,7 @@ TEST_F(CompactorTest, TombstonesArePurged) {
   std::vector<Matcher> gpu5 = {Eq("gpu", "5")};
   std::vector<Matcher> one = {Eq("gpu", "6"), Eq("instance", "node-2")};
   ASSERT_TRUE(blk->Delete(gpu3, kMinTime, kMaxTime).ok());  // whole series
-  ASSERT_TRUE(blk->Delete(gpu5, kHour / 2, kHour).ok());     // a middle part
+  ASSERT_TRUE(blk->Delete(gpu5, kHour / 2, kHour).ok());    // a middle part
   ASSERT_TRUE(blk->Delete(gpu5, 100 * 60 * 1000, 101 * 60 * 1000).ok());
   ASSERT_TRUE(blk->Delete(one, 0, 30 * 60 * 1000).ok());  // the first chunk
   const SeriesMap visible = ReadBlock(*blk);              // tombstones applied
@@ -228,7 +230,8 @@ TEST_F(CompactorTest, TombstonesApplyOnlyToTheirOwnBlock) {
 TEST_F(CompactorTest, EverythingDeletedGivesAnEmptyBlock) {
   std::mt19937_64 rng(5);
   SeriesMap data;
-  for (size_t i = 0; i < 10; ++i) data[SeriesLabels(i)] = testing::RandomSamples(rng, 0, 2 * kHour, 15000);
+  for (size_t i = 0; i < 10; ++i)
+    data[SeriesLabels(i)] = testing::RandomSamples(rng, 0, 2 * kHour, 15000);
   auto blk = testing::WriteBlock(dir_.path(), data, 0, 2 * kHour);
   ASSERT_TRUE(blk->Delete({}, kMinTime, kMaxTime).ok());
   auto out = MustCompact(dir_.path(), {blk});
@@ -284,7 +287,8 @@ TEST_F(CompactorTest, RejectsBadInput) {
 TEST_F(CompactorTest, PlanReadsTombstonesFromOpenBlocks) {
   std::mt19937_64 rng(7);
   SeriesMap d;
-  for (size_t i = 0; i < 40; ++i) d[SeriesLabels(i)] = testing::RandomSamples(rng, 0, 2 * kHour, 60000);
+  for (size_t i = 0; i < 40; ++i)
+    d[SeriesLabels(i)] = testing::RandomSamples(rng, 0, 2 * kHour, 60000);
   auto blk = testing::WriteBlock(dir_.path(), d, 0, 2 * kHour);
   std::vector<std::shared_ptr<block::Block>> blocks = {blk};
   EXPECT_TRUE(Plan(blocks, CompactionRanges{}, kMaxTime).empty());

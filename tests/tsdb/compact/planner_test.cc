@@ -103,8 +103,7 @@ TEST(PlannerTest, LargerRanges) {
                     B("f", 18, 20)}),
             (Groups{{"c", "d", "e"}}));
   // A block bigger than a range is not put in a group of that range.
-  EXPECT_EQ(PlanOf({B("a", 0, 18), B("b", 18, 20), B("c", 20, 22), B("d", 22, 24),
-                    B("e", 54, 56)}),
+  EXPECT_EQ(PlanOf({B("a", 0, 18), B("b", 18, 20), B("c", 20, 22), B("d", 22, 24), B("e", 54, 56)}),
             (Groups{{"b", "c", "d"}}));
 }
 

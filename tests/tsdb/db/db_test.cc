@@ -189,6 +189,45 @@ TEST_F(DbTest, RetentionDeletesOldBlocks) {
   EXPECT_GE(all.begin()->second.front().t, 6 * kHour);
 }
 
+TEST_F(DbTest, CompactsBlocksAndBuildsDownsampledTiers) {
+  const int64_t end = 40 * kHour;
+  auto db = OpenDb(Options());
+  Fill(*db, 4, 0, end);
+  // Each round persists, compacts and downsamples what is ready.
+  for (int i = 0; i < 6; ++i) ASSERT_TRUE(db->Maintain().ok());
+  size_t raw = 0, tier5m = 0;
+  int64_t longest = 0;
+  for (const auto& b : db->blocks()) {
+    const auto& m = b->meta();
+    if (m.downsample_resolution_ms == 0) {
+      ++raw;
+      longest = std::max(longest, m.max_time - m.min_time);
+    }
+    if (m.downsample_resolution_ms == 5 * 60 * 1000) ++tier5m;
+  }
+  EXPECT_GE(longest, 6 * kHour) << "raw blocks were not compacted";
+  EXPECT_LT(raw, static_cast<size_t>(end / (2 * kHour)));
+  EXPECT_GE(tier5m, 1u);
+  auto res = db->Resolutions();
+  ASSERT_GE(res.size(), 2u);
+  EXPECT_EQ(res[1], 5 * 60 * 1000);
+  // Raw data is unchanged by compaction.
+  ExpectComplete(ReadAll(*db, 0, end), 4, 0, end);
+  // The 5m tier answers with per-window aggregates.
+  auto q = db->NewQuerierAt(5 * 60 * 1000, 0, end);
+  auto m = Matcher::Make(MatchType::kEqual, "__aggr__", "count").value();
+  auto set = q->Select(std::span<const Matcher>(&m, 1));
+  int series = 0;
+  while (set->Next()) {
+    ++series;
+    auto it = set->Iterator();
+    ASSERT_TRUE(it->Next());
+    // 5 minutes of 15 s samples per full window.
+    EXPECT_LE(it->At().v, 20);
+  }
+  EXPECT_EQ(series, 4);
+}
+
 TEST_F(DbTest, WalCorruptionInTheMiddleKeepsEverythingBefore) {
   {
     auto o = Options();

@@ -111,8 +111,7 @@ TEST_F(DownsampleTest, AggregatesMatchBruteForce) {
   EXPECT_EQ(m.parents[0].id, in->meta().id);
   // No scratch files are left behind.
   for (const auto& e : fs::directory_iterator(dir_.path())) {
-    EXPECT_EQ(e.path().string().find(block::kTmpForCreationSuffix), std::string::npos)
-        << e.path();
+    EXPECT_EQ(e.path().string().find(block::kTmpForCreationSuffix), std::string::npos) << e.path();
   }
 }
 
@@ -311,6 +310,36 @@ TEST_F(DownsampleTest, EmptyInputGivesEmptyBlock) {
   auto out = MustDownsample(dir_.path(), *in, k5m);
   ASSERT_NE(out, nullptr);
   EXPECT_EQ(out->meta().stats.num_series, 0u);
+}
+
+TEST_F(DownsampleTest, AggregateQuerierLooksLikeRawData) {
+  SeriesMap raw;
+  raw[Labels{{"__name__", "a"}, {"gpu", "0"}}] = {{1000, 1}, {2000, 5}};
+  raw[Labels{{"__name__", "b"}, {"mig", "x"}}] = {{1000, 2}};
+  auto in = testing::WriteBlock(dir_.path(), raw, 0, 2 * kHour);
+  auto out = MustDownsample(dir_.path(), *in, k5m);
+  ASSERT_NE(out, nullptr);
+  auto q = NewAggregateQuerier(out->NewQuerier(kMinTime, kMaxTime), Aggregate::kMax);
+  auto names = q->LabelNames({});
+  ASSERT_TRUE(names.ok());
+  EXPECT_EQ(*names, (std::vector<std::string>{"__name__", "gpu", "mig"}));
+  std::vector<Matcher> only_a = {Eq("__name__", "a")};
+  names = q->LabelNames(only_a);
+  ASSERT_TRUE(names.ok());
+  EXPECT_EQ(*names, (std::vector<std::string>{"__name__", "gpu"}));
+  auto values = q->LabelValues("__name__", {});
+  ASSERT_TRUE(values.ok());
+  EXPECT_EQ(*values, (std::vector<std::string>{"a", "b"}));
+  values = q->LabelValues("__aggr__", {});
+  ASSERT_TRUE(values.ok());
+  EXPECT_TRUE(values->empty());
+  auto set = q->Select(only_a);
+  const SeriesMap got = testing::ReadAll(*set);
+  ASSERT_EQ(got.size(), 1u);
+  const auto& s = got.at(Labels{{"__name__", "a"}, {"gpu", "0"}});
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].t, 2000);
+  EXPECT_EQ(s[0].v, 5);
 }
 
 TEST(ChooseResolutionTest, CoarsestNotAboveStep) {

@@ -103,14 +103,13 @@ TEST(WindowAggregatorTest, CompensatedSum) {
 
 TEST(WindowAggregatorTest, CounterKeepsWindowEndsAndEncodesResets) {
   // Windows of 10 ms: [0,10) [10,20) [20,30).
-  std::vector<Sample> raw = {{1, 5},  {3, 6},  {5, 7},  {7, 2},  {9, 3},  // reset 7 -> 2
-                             {11, 4}, {13, 5}, {15, 6},                   // no reset
-                             {21, 1}, {25, 1}, {29, 9}};                  // reset 6 -> 1
+  std::vector<Sample> raw = {{1, 5},  {3, 6},  {5, 7},  {7, 2}, {9, 3},  // reset 7 -> 2
+                             {11, 4}, {13, 5}, {15, 6},                  // no reset
+                             {21, 1}, {25, 1}, {29, 9}};                 // reset 6 -> 1
   auto got = Aggregated(raw, 10, Aggregate::kCounter);
   // The first sample; per window its last, after synthetic (P, 0) where the
   // path from the previous end has a reset: P - L + l = raw increase.
-  std::vector<Sample> want = {{1, 5}, {2, 7},  {3, 0},  {9, 3},
-                              {15, 6}, {20, 6}, {21, 0}, {29, 9}};
+  std::vector<Sample> want = {{1, 5}, {2, 7}, {3, 0}, {9, 3}, {15, 6}, {20, 6}, {21, 0}, {29, 9}};
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) {
     EXPECT_EQ(got[i].t, want[i].t) << i;

@@ -131,6 +131,87 @@ TEST(HeadConcurrencyTest, QueriesSeeWholeCommitsWhileAppendingAndTruncating) {
   EXPECT_EQ(head.NumSeries(), static_cast<size_t>(kWriters * kSeriesPerWriter));
 }
 
+// Series churn: writers move to new series every few batches while old ones
+// are truncated away (freeing directory blocks) and stale refs are retried.
+TEST(HeadConcurrencyTest, SeriesChurnWithTruncationAndStaleRefs) {
+  HeadOptions opts;
+  opts.samples_per_chunk = 8;
+  Head head(opts);
+  std::atomic<bool> stop{false};
+  std::atomic<int> failures{0};
+  std::atomic<int64_t> writer_t[2] = {};
+  std::atomic<uint64_t> created{0};
+  std::vector<std::thread> threads;
+  for (int w = 0; w < 2; ++w) {
+    threads.emplace_back([&, w] {
+      auto app = head.Appender();
+      std::vector<uint64_t> refs(600, 0);
+      int gen = -1;
+      for (int64_t t = 1; !stop.load(); ++t) {
+        if (static_cast<int>(t / 5) != gen) {
+          gen = static_cast<int>(t / 5);
+          created.fetch_add(refs.size());
+        }
+        for (size_t i = 0; i < refs.size(); ++i) {
+          // Refs of the previous generation stay in use: the head falls back
+          // to the labels once a ref is gone.
+          Labels l{{"__name__", "churn"},
+                   {"w", std::to_string(w)},
+                   {"gen", std::to_string(gen)},
+                   {"i", std::to_string(i)}};
+          auto r = app->Append(refs[i], l, t * 10, static_cast<double>(t));
+          if (!r.ok()) {
+            ADD_FAILURE() << r.status().message();
+            failures.fetch_add(1);
+            return;
+          }
+          refs[i] = *r;
+        }
+        if (Status st = app->Commit(); !st.ok()) {
+          ADD_FAILURE() << st.message();
+          failures.fetch_add(1);
+          return;
+        }
+        writer_t[w].store(t * 10);
+      }
+    });
+  }
+  threads.emplace_back([&] {
+    while (!stop.load()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      const int64_t slowest = std::min(writer_t[0].load(), writer_t[1].load());
+      if (slowest > 30) {
+        if (Status st = head.Truncate(slowest - 30); !st.ok()) ADD_FAILURE() << st.message();
+      }
+    }
+  });
+  threads.emplace_back([&] {
+    while (!stop.load()) {
+      auto q = head.Querier(kMinTime, kMaxTime);
+      auto set = q->Select(std::vector<Matcher>{M(MatchType::kEqual, "w", "1")});
+      while (set->Next()) {
+        auto it = set->Iterator();
+        int64_t prev = kMinTime;
+        while (it->Next()) {
+          if (it->At().t <= prev || it->At().v * 10 != static_cast<double>(it->At().t)) {
+            ADD_FAILURE() << "bad sample at " << it->At().t;
+            failures.fetch_add(1);
+            return;
+          }
+          prev = it->At().t;
+        }
+      }
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  stop.store(true);
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  // Old generations were collected: far fewer series than were created.
+  EXPECT_GT(created.load(), 2400u);
+  EXPECT_LT(head.NumSeries(), created.load());
+}
+
 TEST(HeadConcurrencyTest, ConcurrentCreationOfTheSameSeriesYieldsOneRef) {
   Head head;
   constexpr int kThreads = 4;
