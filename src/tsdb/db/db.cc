@@ -298,7 +298,8 @@ Status DB::Maintain() {
   const int64_t range = opts_.block_range_ms;
   // Persist while the head spans more than 1.5 block ranges, keeping the
   // newest half range writable for late samples, as Prometheus does.
-  while (head_->NumSeries() > 0 && head_->MaxTime() - head_->MinTime() > range * 3 / 2) {
+  while (head_->NumSeries() > 0 && head_->MinTime() <= head_->MaxTime() &&
+         head_->MaxTime() - head_->MinTime() > range * 3 / 2) {
     int64_t mint = head_->MinTime();
     int64_t start = mint - (((mint % range) + range) % range);
     if (Status s = PersistHead(start, start + range); !s.ok()) return s;
