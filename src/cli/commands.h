@@ -17,6 +17,7 @@ int RunSimulate(const std::vector<std::string>& args);
 int RunSimulateExport(const std::vector<std::string>& args);
 int RunDoctor(const std::vector<std::string>& args);
 int RunCatalog(const std::vector<std::string>& args);
+int RunTsdb(const std::vector<std::string>& args);
 
 // A /metrics endpoint rendering `collector`'s snapshot in `scheme`.
 std::unique_ptr<web::MetricsEndpoint> MakeCollectorEndpoint(const gpu::GpuCollector& collector,

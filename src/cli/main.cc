@@ -16,6 +16,7 @@ constexpr const char* kUsage =
     "  simulate-export  write simulated GPU history as OpenMetrics (benchmarks)\n"
     "  doctor     report what NVML and the GPUs support\n"
     "  catalog    print the metrics reference (markdown)\n"
+    "  tsdb       import OpenMetrics history into a TSDB, inspect its blocks\n"
     "  version    print the version\n\n"
     "Run `gpumon <command> --help` for a command's flags.\n";
 
@@ -33,6 +34,7 @@ int main(int argc, char** argv) {
   if (command == "simulate-export") return gpumon::cli::RunSimulateExport(args);
   if (command == "doctor") return gpumon::cli::RunDoctor(args);
   if (command == "catalog") return gpumon::cli::RunCatalog(args);
+  if (command == "tsdb") return gpumon::cli::RunTsdb(args);
   if (command == "version" || command == "--version") {
     std::cout << "gpumon " << GPUMON_VERSION << "\n";
     return 0;

@@ -1,0 +1,433 @@
+// `gpumon tsdb import` and `gpumon tsdb inspect`: offline tools for a TSDB
+// data directory (bulk import of OpenMetrics history; what is stored).
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/flags.h"
+#include "cli/tsdb_import.h"
+#include "tsdb/block/block.h"
+
+namespace gpumon::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kTsdbUsage =
+    "usage: gpumon tsdb <verb> [flags]\n\n"
+    "verbs:\n"
+    "  import   --data DIR FILE   import OpenMetrics text (timestamps in seconds, as\n"
+    "                             promtool tsdb create-blocks-from openmetrics reads)\n"
+    "                             into persistent blocks\n"
+    "  inspect  --data DIR [--json] [--top N]\n"
+    "                             print blocks, series, samples, bytes per sample and\n"
+    "                             the top label cardinalities\n";
+
+// Splits "--flag value" pairs (for flags in `with_value`) from positional
+// arguments, which Flags does not accept.
+void SplitArgs(const std::vector<std::string>& args, const std::set<std::string>& with_value,
+               std::vector<std::string>* flags, std::vector<std::string>* positional) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a.rfind("--", 0) != 0) {
+      positional->push_back(a);
+      continue;
+    }
+    flags->push_back(a);
+    if (a.find('=') == std::string::npos && with_value.count(a.substr(2)) && i + 1 < args.size()) {
+      flags->push_back(args[++i]);
+    }
+  }
+}
+
+std::string Rfc3339(int64_t ms) {
+  time_t secs = static_cast<time_t>(ms >= 0 ? ms / 1000 : (ms - 999) / 1000);
+  int64_t frac = ms - static_cast<int64_t>(secs) * 1000;
+  struct tm tm;
+  gmtime_r(&secs, &tm);
+  char buf[64];
+  size_t n = strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  if (frac != 0) n += snprintf(buf + n, sizeof buf - n, ".%03" PRId64, frac);
+  snprintf(buf + n, sizeof buf - n, "Z");
+  return buf;
+}
+
+std::string Duration(int64_t ms) {
+  int64_t s = ms / 1000;
+  char buf[64];
+  if (s % 3600 == 0) {
+    snprintf(buf, sizeof buf, "%" PRId64 "h", s / 3600);
+  } else if (s % 60 == 0) {
+    snprintf(buf, sizeof buf, "%" PRId64 "m", s / 60);
+  } else {
+    snprintf(buf, sizeof buf, "%" PRId64 "s", s);
+  }
+  return buf;
+}
+
+std::string Resolution(int64_t ms) {
+  if (ms == 0) return "raw";
+  return Duration(ms);
+}
+
+std::string Fixed(double v, int digits) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "%.*f", digits, std::isfinite(v) ? v : 0.0);
+  return buf;
+}
+
+std::string JsonString(std::string_view s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+// ---------------------------------------------------------------- import
+
+class ProgressBar {
+ public:
+  explicit ProgressBar(bool enabled) : enabled_(enabled) {}
+  void Update(uint64_t done, uint64_t total, uint64_t samples) {
+    if (!enabled_) return;
+    auto now = std::chrono::steady_clock::now();
+    if (drawn_ && done < total && now - last_ < std::chrono::milliseconds(100)) return;
+    last_ = now;
+    drawn_ = true;
+    double frac = total ? static_cast<double>(done) / static_cast<double>(total) : 1.0;
+    double secs = std::chrono::duration<double>(now - start_).count();
+    constexpr int kWidth = 30;
+    int filled = static_cast<int>(frac * kWidth);
+    std::string bar(static_cast<size_t>(filled), '#');
+    bar.append(static_cast<size_t>(kWidth - filled), ' ');
+    fprintf(stderr, "\r[%s] %5.1f%%  %" PRIu64 " samples  %.2fM samples/s ", bar.c_str(),
+            frac * 100, samples, secs > 0 ? static_cast<double>(samples) / secs / 1e6 : 0.0);
+    fflush(stderr);
+  }
+  void Done() {
+    if (enabled_ && drawn_) fprintf(stderr, "\n");
+  }
+
+ private:
+  bool enabled_;
+  bool drawn_ = false;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point last_;
+};
+
+int RunImport(const std::vector<std::string>& args) {
+  std::vector<std::string> flag_args, positional;
+  SplitArgs(args, {"data"}, &flag_args, &positional);
+  auto flags = Flags::Parse(flag_args, {{"data", true}, {"help", false}});
+  if (!flags.ok()) {
+    std::cerr << "gpumon tsdb import: " << flags.status().message() << "\n\n" << kTsdbUsage;
+    return 2;
+  }
+  if (flags->Has("help")) {
+    std::cout << kTsdbUsage;
+    return 0;
+  }
+  if (!flags->Get("data") || positional.size() != 1) {
+    std::cerr << "gpumon tsdb import: needs --data DIR and one input FILE\n\n" << kTsdbUsage;
+    return 2;
+  }
+  ProgressBar bar(isatty(STDERR_FILENO) == 1);
+  ImportOptions options;
+  options.progress = [&](uint64_t done, uint64_t total, uint64_t samples) {
+    bar.Update(done, total, samples);
+  };
+  auto stats = ImportOpenMetricsFile(positional[0], *flags->Get("data"), options);
+  bar.Done();
+  if (!stats.ok()) {
+    std::cerr << "gpumon tsdb import: " << stats.status().message() << "\n";
+    return 1;
+  }
+  double per = stats->samples ? static_cast<double>(stats->bytes) / stats->samples : 0;
+  fprintf(stderr,
+          "imported %" PRIu64 " series, %" PRIu64 " samples into %" PRIu64 " blocks, %" PRIu64
+          " bytes (%.3f bytes/sample) in %.2f s (%.2fM samples/s)\n",
+          stats->series, stats->samples, stats->blocks, stats->bytes, per, stats->seconds,
+          stats->seconds > 0 ? static_cast<double>(stats->samples) / stats->seconds / 1e6 : 0.0);
+  return 0;
+}
+
+// ---------------------------------------------------------------- inspect
+
+struct BlockRow {
+  tsdb::block::BlockMeta meta;
+  uint64_t bytes = 0;
+};
+
+struct Counted {
+  std::string name;
+  uint64_t count = 0;
+};
+
+struct Inspection {
+  std::vector<BlockRow> blocks;
+  uint64_t series = 0;  // distinct, raw blocks
+  uint64_t samples = 0;
+  uint64_t chunks = 0;
+  uint64_t bytes = 0;  // raw blocks
+  uint64_t downsampled_samples = 0;
+  uint64_t downsampled_bytes = 0;
+  bool has_wal = false;
+  uint64_t wal_segments = 0;
+  uint64_t wal_bytes = 0;
+  std::vector<Counted> values_by_label_name;
+  std::vector<Counted> series_by_metric_name;
+  std::vector<Counted> series_by_label_pair;
+};
+
+template <typename Map>
+std::vector<Counted> Top(const Map& m, size_t n) {
+  std::vector<Counted> out;
+  out.reserve(m.size());
+  for (const auto& [k, v] : m) out.push_back({k, v});
+  std::sort(out.begin(), out.end(), [](const Counted& a, const Counted& b) {
+    return a.count != b.count ? a.count > b.count : a.name < b.name;
+  });
+  if (out.size() > n) out.resize(n);
+  return out;
+}
+
+// Reads every block's index; series are counted once across blocks, so the
+// cardinalities are those of the whole directory (raw tier).
+Result<Inspection> Inspect(const std::string& dir, size_t top) {
+  if (!fs::is_directory(dir)) return Status::Error(dir + " is not a directory");
+  auto dirs = tsdb::block::ListBlockDirs(dir);
+  if (!dirs.ok()) return dirs.status();
+  Inspection in;
+  std::unordered_set<uint64_t> seen;
+  std::unordered_map<std::string, std::unordered_set<std::string>> values;
+  std::unordered_map<std::string, uint64_t> by_metric, by_pair;
+  Labels labels;
+  std::vector<tsdb::index::ChunkMeta> chunks;
+  for (const auto& d : *dirs) {
+    auto b = tsdb::block::Block::Open(d);
+    if (!b.ok()) return b.status();
+    BlockRow row{(*b)->meta(), (*b)->SizeBytes()};
+    in.blocks.push_back(row);
+    if (row.meta.downsample_resolution_ms != 0) {
+      in.downsampled_samples += row.meta.stats.num_samples;
+      in.downsampled_bytes += row.bytes;
+      continue;
+    }
+    in.samples += row.meta.stats.num_samples;
+    in.chunks += row.meta.stats.num_chunks;
+    in.bytes += row.bytes;
+    const auto& index = (*b)->index();
+    auto all = index.AllPostings();
+    if (!all.ok()) return all.status();
+    for (uint64_t id : *all) {
+      if (Status s = index.ReadSeries(id, &labels, &chunks); !s.ok()) return s;
+      if (!seen.insert(labels.Hash()).second) continue;
+      by_metric[std::string(labels.Get("__name__"))]++;
+      for (const auto& l : labels) {
+        values[l.name].insert(l.value);
+        by_pair[l.name + "=" + l.value]++;
+      }
+    }
+  }
+  std::sort(in.blocks.begin(), in.blocks.end(), [](const BlockRow& a, const BlockRow& b) {
+    if (a.meta.downsample_resolution_ms != b.meta.downsample_resolution_ms) {
+      return a.meta.downsample_resolution_ms < b.meta.downsample_resolution_ms;
+    }
+    return a.meta.min_time < b.meta.min_time;
+  });
+  in.series = seen.size();
+  std::unordered_map<std::string, uint64_t> value_counts;
+  for (const auto& [k, v] : values) value_counts[k] = v.size();
+  in.values_by_label_name = Top(value_counts, top);
+  in.series_by_metric_name = Top(by_metric, top);
+  in.series_by_label_pair = Top(by_pair, top);
+
+  fs::path wal = fs::path(dir) / "wal";
+  std::error_code ec;
+  if (fs::is_directory(wal, ec)) {
+    in.has_wal = true;
+    for (const auto& e : fs::recursive_directory_iterator(wal, ec)) {
+      if (!e.is_regular_file()) continue;
+      in.wal_bytes += e.file_size();
+      if (e.path().parent_path() == wal) ++in.wal_segments;
+    }
+  }
+  return in;
+}
+
+void PrintCounted(const char* title, const std::vector<Counted>& list) {
+  if (list.empty()) return;
+  std::printf("\n%s:\n", title);
+  for (const auto& c : list) std::printf("  %10" PRIu64 "  %s\n", c.count, c.name.c_str());
+}
+
+void PrintText(const Inspection& in) {
+  std::printf("%-26s  %-24s  %-24s  %8s  %9s  %12s  %9s  %12s  %8s  %5s  %5s\n", "BLOCK ID",
+              "MIN TIME", "MAX TIME", "DURATION", "SERIES", "SAMPLES", "CHUNKS", "BYTES",
+              "B/SAMPLE", "RES", "LEVEL");
+  for (const auto& r : in.blocks) {
+    const auto& m = r.meta;
+    double per = m.stats.num_samples ? static_cast<double>(r.bytes) / m.stats.num_samples : 0;
+    std::printf("%-26s  %-24s  %-24s  %8s  %9" PRIu64 "  %12" PRIu64 "  %9" PRIu64 "  %12" PRIu64
+                "  %8s  %5s  %5d\n",
+                m.id.c_str(), Rfc3339(m.min_time).c_str(), Rfc3339(m.max_time).c_str(),
+                Duration(m.max_time - m.min_time).c_str(), m.stats.num_series, m.stats.num_samples,
+                m.stats.num_chunks, r.bytes, Fixed(per, 3).c_str(),
+                Resolution(m.downsample_resolution_ms).c_str(), m.compaction_level);
+  }
+  double per = in.samples ? static_cast<double>(in.bytes) / in.samples : 0;
+  std::printf("\ntotal (raw): %zu blocks, %" PRIu64 " series, %" PRIu64 " samples, %" PRIu64
+              " chunks, %" PRIu64 " bytes, %s bytes/sample\n",
+              static_cast<size_t>(std::count_if(
+                  in.blocks.begin(), in.blocks.end(),
+                  [](const BlockRow& r) { return r.meta.downsample_resolution_ms == 0; })),
+              in.series, in.samples, in.chunks, in.bytes, Fixed(per, 3).c_str());
+  if (in.downsampled_bytes > 0) {
+    std::printf("downsampled: %" PRIu64 " samples, %" PRIu64 " bytes\n", in.downsampled_samples,
+                in.downsampled_bytes);
+  }
+  if (in.has_wal) {
+    std::printf("wal: %" PRIu64 " segments, %" PRIu64 " bytes (not replayed)\n", in.wal_segments,
+                in.wal_bytes);
+  }
+  PrintCounted("label names by distinct values", in.values_by_label_name);
+  PrintCounted("metric names by series", in.series_by_metric_name);
+  PrintCounted("label pairs by series", in.series_by_label_pair);
+}
+
+std::string JsonCounted(const std::vector<Counted>& list) {
+  std::string out = "[";
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (i) out += ",";
+    out += "{\"name\":" + JsonString(list[i].name) + ",\"count\":" + std::to_string(list[i].count) +
+           "}";
+  }
+  return out + "]";
+}
+
+std::string ToJson(const Inspection& in) {
+  std::string out = "{\"blocks\":[";
+  for (size_t i = 0; i < in.blocks.size(); ++i) {
+    const auto& m = in.blocks[i].meta;
+    uint64_t bytes = in.blocks[i].bytes;
+    double per = m.stats.num_samples ? static_cast<double>(bytes) / m.stats.num_samples : 0;
+    if (i) out += ",";
+    out += "{\"id\":" + JsonString(m.id) + ",\"min_time\":" + std::to_string(m.min_time) +
+           ",\"max_time\":" + std::to_string(m.max_time) +
+           ",\"min_time_rfc3339\":" + JsonString(Rfc3339(m.min_time)) +
+           ",\"max_time_rfc3339\":" + JsonString(Rfc3339(m.max_time)) +
+           ",\"duration_ms\":" + std::to_string(m.max_time - m.min_time) +
+           ",\"series\":" + std::to_string(m.stats.num_series) +
+           ",\"samples\":" + std::to_string(m.stats.num_samples) +
+           ",\"chunks\":" + std::to_string(m.stats.num_chunks) +
+           ",\"bytes\":" + std::to_string(bytes) + ",\"bytes_per_sample\":" + Fixed(per, 4) +
+           ",\"resolution\":" + JsonString(Resolution(m.downsample_resolution_ms)) +
+           ",\"compaction_level\":" + std::to_string(m.compaction_level) + "}";
+  }
+  double per = in.samples ? static_cast<double>(in.bytes) / in.samples : 0;
+  out += "],\"series\":" + std::to_string(in.series) +
+         ",\"samples\":" + std::to_string(in.samples) + ",\"chunks\":" + std::to_string(in.chunks) +
+         ",\"bytes\":" + std::to_string(in.bytes) + ",\"bytes_per_sample\":" + Fixed(per, 4) +
+         ",\"downsampled_samples\":" + std::to_string(in.downsampled_samples) +
+         ",\"downsampled_bytes\":" + std::to_string(in.downsampled_bytes) + ",\"wal\":";
+  if (in.has_wal) {
+    out += "{\"segments\":" + std::to_string(in.wal_segments) +
+           ",\"bytes\":" + std::to_string(in.wal_bytes) + "}";
+  } else {
+    out += "null";
+  }
+  out += ",\"label_values_by_name\":" + JsonCounted(in.values_by_label_name) +
+         ",\"series_by_metric_name\":" + JsonCounted(in.series_by_metric_name) +
+         ",\"series_by_label_pair\":" + JsonCounted(in.series_by_label_pair) + "}";
+  return out;
+}
+
+int RunInspect(const std::vector<std::string>& args) {
+  auto flags =
+      Flags::Parse(args, {{"data", true}, {"json", false}, {"top", true}, {"help", false}});
+  if (!flags.ok()) {
+    std::cerr << "gpumon tsdb inspect: " << flags.status().message() << "\n\n" << kTsdbUsage;
+    return 2;
+  }
+  if (flags->Has("help")) {
+    std::cout << kTsdbUsage;
+    return 0;
+  }
+  auto top = flags->GetInt("top", 10, 0, 1000000);
+  if (!top.ok() || !flags->Get("data")) {
+    std::cerr << "gpumon tsdb inspect: " << (top.ok() ? "needs --data DIR" : top.status().message())
+              << "\n";
+    return 2;
+  }
+  auto in = Inspect(*flags->Get("data"), static_cast<size_t>(*top));
+  if (!in.ok()) {
+    std::cerr << "gpumon tsdb inspect: " << in.status().message() << "\n";
+    return 1;
+  }
+  if (flags->Has("json")) {
+    std::cout << ToJson(*in) << "\n";
+  } else {
+    PrintText(*in);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int RunTsdb(const std::vector<std::string>& args) {
+  if (args.empty()) {
+    std::cerr << kTsdbUsage;
+    return 2;
+  }
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (args[0] == "import") return RunImport(rest);
+  if (args[0] == "inspect") return RunInspect(rest);
+  if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    std::cout << kTsdbUsage;
+    return 0;
+  }
+  std::cerr << "gpumon tsdb: unknown verb \"" << args[0] << "\"\n\n" << kTsdbUsage;
+  return 2;
+}
+
+}  // namespace gpumon::cli
