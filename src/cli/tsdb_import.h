@@ -36,7 +36,10 @@ namespace gpumon::cli {
 
 struct ImportOptions {
   int64_t block_range_ms = 2 * 3600 * 1000;
-  int samples_per_chunk = 120;
+  // Imported blocks are written once and never appended to, so they use the
+  // compactor's longer chunks: 480 samples (2 h at 15 s) compress to about
+  // 0.64 bytes per sample on GPU data against 0.76 for 120 (chunks.md).
+  int samples_per_chunk = 480;
   // Size of the blocks written, a multiple of block_range_ms; the DB's
   // largest compaction range for its default retention (planner.h). Not
   // above block_range_ms: one block per window.
