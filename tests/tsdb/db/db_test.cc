@@ -189,6 +189,31 @@ TEST_F(DbTest, RetentionDeletesOldBlocks) {
   EXPECT_GE(all.begin()->second.front().t, 6 * kHour);
 }
 
+TEST_F(DbTest, SizeRetentionDeletesOldestBlocksFirst) {
+  auto o = Options();
+  o.downsample = false;
+  auto db = OpenDb(o);
+  Fill(*db, 16, 0, 12 * kHour);
+  ASSERT_TRUE(db->Maintain().ok());
+  auto before = db->blocks();
+  ASSERT_GE(before.size(), 2u);
+  uint64_t total = 0;
+  for (const auto& b : before) total += b->SizeBytes();
+  // Allow a little less than everything: the oldest block must go.
+  o.retention_bytes = total - 1;
+  db.reset();
+  db = OpenDb(o);
+  ASSERT_TRUE(db->Maintain().ok());
+  auto after = db->blocks();
+  ASSERT_FALSE(after.empty());
+  ASSERT_LT(after.size(), before.size());
+  uint64_t kept = 0;
+  for (const auto& b : after) kept += b->SizeBytes();
+  EXPECT_LE(kept, o.retention_bytes);
+  EXPECT_GT(after.front()->meta().min_time, before.front()->meta().min_time);
+  EXPECT_FALSE(fs::exists(before.front()->dir()));
+}
+
 TEST_F(DbTest, CompactsBlocksAndBuildsDownsampledTiers) {
   const int64_t end = 40 * kHour;
   auto db = OpenDb(Options());
