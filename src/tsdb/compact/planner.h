@@ -33,7 +33,7 @@
 
 namespace gpumon::tsdb::compact {
 
-inline constexpr int64_t kHourMs = 3600 * 1000;
+inline constexpr int64_t kHourMs = 3600LL * 1000;
 
 struct CompactionRanges {
   // Block sizes, ascending; the first is the size of blocks cut from the

@@ -44,7 +44,7 @@
 namespace gpumon::tsdb::db {
 
 struct DbOptions {
-  int64_t block_range_ms = 2 * 3600 * 1000;
+  int64_t block_range_ms = 2LL * 3600 * 1000;
   int samples_per_chunk = 120;
   int64_t ooo_window_ms = 0;
   // Raw data older than this (relative to the newest sample) is deleted;
@@ -59,7 +59,7 @@ struct DbOptions {
   int64_t retention_1h_ms = 365LL * 24 * 3600 * 1000;
   wal::WalOptions wal;
   // Run Maintain() in a background thread at this period; 0: never (tests).
-  int64_t maintain_interval_ms = 60 * 1000;
+  int64_t maintain_interval_ms = 60LL * 1000;
   std::function<void(const wal::ReplayProgress&)> replay_progress;
 };
 

@@ -13,8 +13,8 @@
 namespace gpumon::tsdb::db {
 namespace {
 
-constexpr int64_t k5m = 5 * 60 * 1000;
-constexpr int64_t k1h = 60 * 60 * 1000;
+constexpr int64_t k5m = 5LL * 60 * 1000;
+constexpr int64_t k1h = 60LL * 60 * 1000;
 
 }  // namespace
 
@@ -38,6 +38,7 @@ Status DB::CompactBlocks() {
     for (const auto& group : compact::Plan(std::span<const std::shared_ptr<block::Block>>(tier),
                                            ranges, kMaxTime)) {
       std::vector<std::shared_ptr<block::Block>> inputs;
+      inputs.reserve(group.size());
       for (const auto& id : group) inputs.push_back(by_id.at(id));
       auto out = compact::Compact(dir_, inputs, co);
       if (!out.ok()) return out.status().WithContext("compaction");

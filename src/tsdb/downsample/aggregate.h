@@ -18,8 +18,8 @@ namespace gpumon::tsdb::downsample {
 
 inline constexpr std::string_view kAggrLabel = "__aggr__";
 
-inline constexpr int64_t kResolution5m = 5 * 60 * 1000;
-inline constexpr int64_t kResolution1h = 60 * 60 * 1000;
+inline constexpr int64_t kResolution5m = 5LL * 60 * 1000;
+inline constexpr int64_t kResolution1h = 60LL * 60 * 1000;
 
 enum class Aggregate : uint8_t {
   kCount = 0,    // non-stale samples in the window

@@ -56,7 +56,7 @@ namespace gpumon::tsdb::head {
 struct HeadOptions {
   // Chunks are cut at multiples of this (the block range), so no chunk
   // spans two blocks. <= 0: no time-based cut.
-  int64_t chunk_range_ms = 2 * 3600 * 1000;
+  int64_t chunk_range_ms = 2LL * 3600 * 1000;
   // Samples per chunk before it is cut (1..65535).
   int samples_per_chunk = 120;
   // Out-of-order window relative to a series' last sample; 0 rejects every

@@ -35,7 +35,7 @@ class SymbolTable;
 
 struct ChunkOptions {
   int samples_per_chunk = 120;
-  int64_t chunk_range_ms = 2 * 3600 * 1000;  // chunks never span a boundary
+  int64_t chunk_range_ms = 2LL * 3600 * 1000;  // chunks never span a boundary
 };
 
 // An immutable, compactly encoded chunk.
