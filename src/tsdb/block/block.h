@@ -36,7 +36,7 @@
 #include "common/status.h"
 #include "tsdb/block/chunk_segments.h"
 #include "tsdb/block/meta.h"
-#include "tsdb/block/mmap_file.h"
+#include "common/mmap_file.h"
 #include "tsdb/block/tombstones.h"
 #include "tsdb/index/index_reader.h"
 #include "tsdb/storage.h"

@@ -54,7 +54,7 @@ bool WalReader::OpenSegment() {
                              "segment " + SegmentPath(dir_, expected) + " is missing"};
     return false;
   }
-  Result<MappedFile> file = MappedFile::Open(seg.path);
+  Result<MmapFile> file = MmapFile::Open(seg.path);
   if (!file.ok()) {
     corruption_ = Corruption{seg.index, seg.path, 0, file.status().message()};
     return false;
@@ -94,7 +94,7 @@ bool WalReader::Next() {
     // End of this segment (or its torn tail, which only the newest has).
     bytes_before_segment_ += file_.bytes().size();
     decoder_.reset();
-    file_ = MappedFile();
+    file_ = MmapFile();
     Report(true);
   }
   return false;

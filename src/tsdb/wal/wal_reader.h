@@ -30,7 +30,7 @@
 #include "common/status.h"
 #include "tsdb/wal/corruption.h"
 #include "tsdb/wal/frame.h"
-#include "tsdb/wal/mapped_file.h"
+#include "common/mmap_file.h"
 #include "tsdb/wal/segment.h"
 
 namespace gpumon::tsdb::wal {
@@ -87,7 +87,7 @@ class WalReader {
   ReaderOptions options_;
   size_t next_ = 0;  // position in segments_ of the next segment to open
   int segment_index_ = -1;
-  MappedFile file_;
+  MmapFile file_;
   std::optional<SegmentDecoder> decoder_;
   std::optional<Corruption> corruption_;
   std::optional<TornTail> torn_tail_;

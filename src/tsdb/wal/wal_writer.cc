@@ -13,7 +13,7 @@
 #include <utility>
 
 #include "tsdb/wal/frame.h"
-#include "tsdb/wal/mapped_file.h"
+#include "common/mmap_file.h"
 #include "tsdb/wal/segment.h"
 
 namespace gpumon::tsdb::wal {
@@ -48,7 +48,7 @@ Result<TailCheck> CheckNewestSegment(const SegmentFile& seg) {
     check.reuse = true;  // created by a crash before its header was written
     return check;
   }
-  Result<MappedFile> file = MappedFile::Open(seg.path);
+  Result<MmapFile> file = MmapFile::Open(seg.path);
   if (!file.ok()) return Status::Error("wal: " + file.status().message());
   SegmentDecoder decoder(file->bytes(), /*last=*/true);
   FrameResult r;

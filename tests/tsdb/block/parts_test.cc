@@ -10,7 +10,7 @@
 #include "tsdb/block/chunk_segments.h"
 #include "tsdb/block/json.h"
 #include "tsdb/block/meta.h"
-#include "tsdb/block/mmap_file.h"
+#include "common/mmap_file.h"
 #include "tsdb/block/tombstones.h"
 #include "tsdb/block/ulid.h"
 

@@ -1,9 +1,11 @@
-// MmapFile: a read-only, shared memory map of a whole file. Blocks are read
-// through it so the page cache holds their data once, for all readers.
+// MmapFile: a read-only, shared memory map of a whole file. TSDB blocks and
+// WAL segments are read through it, so the page cache holds their data once
+// for all readers and records decode in place.
 //
 // Contract: an empty file maps to an empty span (no mapping). Errors name the
-// path. Block files are immutable, so nothing truncates them while mapped;
-// a file replaced by rename keeps its old mapping valid.
+// path. The file must not shrink while mapped (block files are immutable;
+// the WAL has a single owner, and readers run before the writer opens); a
+// file replaced by rename keeps its old mapping valid.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +14,7 @@
 
 #include "common/status.h"
 
-namespace gpumon::tsdb::block {
+namespace gpumon {
 
 class MmapFile {
  public:
@@ -35,4 +37,4 @@ class MmapFile {
   size_t size_ = 0;
 };
 
-}  // namespace gpumon::tsdb::block
+}  // namespace gpumon

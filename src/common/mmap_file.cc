@@ -1,4 +1,4 @@
-#include "tsdb/block/mmap_file.h"
+#include "common/mmap_file.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -9,7 +9,7 @@
 #include <cstring>
 #include <utility>
 
-namespace gpumon::tsdb::block {
+namespace gpumon {
 
 MmapFile::~MmapFile() { Reset(); }
 
@@ -59,4 +59,4 @@ Result<MmapFile> MmapFile::Open(const std::string& path) {
   return f;
 }
 
-}  // namespace gpumon::tsdb::block
+}  // namespace gpumon
