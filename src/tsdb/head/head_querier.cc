@@ -219,6 +219,22 @@ std::unique_ptr<SeriesSet> HeadQuerier::Select(std::span<const Matcher> matchers
   return std::make_unique<HeadSeriesSet>(std::move(out), mint, maxt_);
 }
 
+Status HeadQuerier::ForEachLabelPair(
+    std::span<const Matcher> matchers,
+    const std::function<void(uint32_t name_id, uint32_t value_id)>& fn) const {
+  auto refs = head_->Postings(matchers);
+  if (!refs.ok()) return refs.status();
+  const int64_t mint = EffectiveMint();
+  std::shared_lock apply(head_->apply_mu_);
+  for (uint64_t ref : *refs) {
+    const Series* s = head_->LookupRef(ref, false);
+    if (s == nullptr || s->Empty() || s->MinTime() > maxt_ || s->MaxTime() < mint) continue;
+    auto lids = s->label_ids();
+    for (size_t i = 0; i + 1 < lids.size(); i += 2) fn(lids[i], lids[i + 1]);
+  }
+  return Status::Ok();
+}
+
 Result<std::vector<std::string>> HeadQuerier::LabelNames(std::span<const Matcher> matchers) const {
   std::vector<std::string> names;
   if (!HeadOverlaps()) return names;
@@ -228,17 +244,10 @@ Result<std::vector<std::string>> HeadQuerier::LabelNames(std::span<const Matcher
       names.emplace_back(head_->symbols_.Get(name));
     });
   } else {
-    auto refs = head_->Postings(matchers);
-    if (!refs.ok()) return refs.status();
-    const int64_t mint = EffectiveMint();
     std::vector<uint32_t> ids;
-    std::shared_lock apply(head_->apply_mu_);
-    for (uint64_t ref : *refs) {
-      const Series* s = head_->LookupRef(ref, false);
-      if (s == nullptr || s->Empty() || s->MinTime() > maxt_ || s->MaxTime() < mint) continue;
-      auto lids = s->label_ids();
-      for (size_t i = 0; i < lids.size(); i += 2) ids.push_back(lids[i]);
-    }
+    Status st =
+        ForEachLabelPair(matchers, [&](uint32_t name_id, uint32_t) { ids.push_back(name_id); });
+    if (!st.ok()) return st;
     std::sort(ids.begin(), ids.end());
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
     for (uint32_t id : ids) names.emplace_back(head_->symbols_.Get(id));
@@ -260,19 +269,11 @@ Result<std::vector<std::string>> HeadQuerier::LabelValues(const std::string& nam
       });
     }
   } else {
-    auto refs = head_->Postings(matchers);
-    if (!refs.ok()) return refs.status();
-    const int64_t mint = EffectiveMint();
     std::vector<uint32_t> ids;
-    std::shared_lock apply(head_->apply_mu_);
-    for (uint64_t ref : *refs) {
-      const Series* s = head_->LookupRef(ref, false);
-      if (s == nullptr || s->Empty() || s->MinTime() > maxt_ || s->MaxTime() < mint) continue;
-      auto lids = s->label_ids();
-      for (size_t i = 0; i < lids.size(); i += 2) {
-        if (head_->symbols_.Get(lids[i]) == name) ids.push_back(lids[i + 1]);
-      }
-    }
+    Status st = ForEachLabelPair(matchers, [&](uint32_t name_id, uint32_t value_id) {
+      if (head_->symbols_.Get(name_id) == name) ids.push_back(value_id);
+    });
+    if (!st.ok()) return st;
     std::sort(ids.begin(), ids.end());
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
     for (uint32_t id : ids) values.emplace_back(head_->symbols_.Get(id));

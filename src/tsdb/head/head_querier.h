@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -35,6 +36,10 @@ class HeadQuerier : public tsdb::Querier {
 
  private:
   int64_t EffectiveMint() const;
+  // Calls fn with the (name, value) symbol ids of every label of the series
+  // that match all matchers and have samples in the querier's range.
+  Status ForEachLabelPair(std::span<const Matcher> matchers,
+                          const std::function<void(uint32_t name_id, uint32_t value_id)>& fn) const;
   bool HeadOverlaps() const;
 
   const Head* head_;

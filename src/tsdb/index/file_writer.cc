@@ -44,23 +44,16 @@ Status FileWriter::Write(std::span<const uint8_t> data) {
     return Status::Ok();
   }
   // Large writes bypass the buffer.
-  const uint8_t* p = data.data();
-  size_t left = data.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd_, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return SysError("write", path_);
-    }
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
-  return Status::Ok();
+  return WriteAll(data.data(), data.size());
 }
 
 Status FileWriter::Flush() {
-  const uint8_t* p = buf_.data();
-  size_t left = buf_.size();
+  Status s = WriteAll(buf_.data(), buf_.size());
+  if (s.ok()) buf_.clear();
+  return s;
+}
+
+Status FileWriter::WriteAll(const uint8_t* p, size_t left) {
   while (left > 0) {
     ssize_t n = ::write(fd_, p, left);
     if (n < 0) {
@@ -70,7 +63,6 @@ Status FileWriter::Flush() {
     p += n;
     left -= static_cast<size_t>(n);
   }
-  buf_.clear();
   return Status::Ok();
 }
 

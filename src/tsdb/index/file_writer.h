@@ -35,6 +35,8 @@ class FileWriter {
  private:
   FileWriter(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
   Status Flush();
+  // write(2) until every byte is written (retrying EINTR and short writes).
+  Status WriteAll(const uint8_t* p, size_t left);
 
   std::string path_;
   int fd_ = -1;
