@@ -166,7 +166,6 @@ Status DB::Replay() {
     if (!segs.ok()) return segs.status();
     bool any_after = false;
     for (const auto& s : *segs) any_after |= s.index > (*cp)->index;
-    if (!any_after) ro.first_segment.reset();
     if (!any_after) return Status::Ok();
   }
   auto c = replay(wal_dir, ro);
