@@ -16,7 +16,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config
   clang libclang-rt-14-dev clang-format clang-tidy
   libgtest-dev libgmock-dev libbenchmark-dev
-  libcpp-httplib-dev libyaml-cpp-dev zlib1g-dev libssl-dev libbrotli-dev libre2-dev
+  libcpp-httplib-dev libyaml-cpp-dev zlib1g-dev libssl-dev libbrotli-dev libre2-dev rapidjson-dev
   prometheus victoria-metrics
   python3 curl ca-certificates
 )

@@ -18,6 +18,8 @@ int RunSimulateExport(const std::vector<std::string>& args);
 int RunDoctor(const std::vector<std::string>& args);
 int RunCatalog(const std::vector<std::string>& args);
 int RunTsdb(const std::vector<std::string>& args);
+int RunServer(const std::vector<std::string>& args);
+int RunPromqlTest(const std::vector<std::string>& args);
 
 // A /metrics endpoint rendering `collector`'s snapshot in `scheme`.
 std::unique_ptr<web::MetricsEndpoint> MakeCollectorEndpoint(const gpu::GpuCollector& collector,

@@ -11,12 +11,14 @@ namespace {
 constexpr const char* kUsage =
     "usage: gpumon <command> [flags]\n\n"
     "commands:\n"
+    "  server     store, query and serve metrics (Prometheus HTTP API)\n"
     "  agent      serve this node's GPU metrics on /metrics\n"
     "  simulate   serve N simulated GPU nodes (load and end-to-end testing)\n"
     "  simulate-export  write simulated GPU history as OpenMetrics (benchmarks)\n"
     "  doctor     report what NVML and the GPUs support\n"
     "  catalog    print the metrics reference (markdown)\n"
     "  tsdb       import OpenMetrics history into a TSDB, inspect its blocks\n"
+    "  promqltest run PromQL test scripts (Prometheus's test language)\n"
     "  version    print the version\n\n"
     "Run `gpumon <command> --help` for a command's flags.\n";
 
@@ -35,6 +37,8 @@ int main(int argc, char** argv) {
   if (command == "doctor") return gpumon::cli::RunDoctor(args);
   if (command == "catalog") return gpumon::cli::RunCatalog(args);
   if (command == "tsdb") return gpumon::cli::RunTsdb(args);
+  if (command == "server") return gpumon::cli::RunServer(args);
+  if (command == "promqltest") return gpumon::cli::RunPromqlTest(args);
   if (command == "version" || command == "--version") {
     std::cout << "gpumon " << GPUMON_VERSION << "\n";
     return 0;

@@ -24,24 +24,36 @@ Labels Labels::FromUnsorted(std::vector<Label> labels) {
 
 Labels Labels::FromSorted(std::vector<Label> labels) {
   Labels l;
-  l.items_ = std::move(labels);
+  if (labels.empty()) return l;
+  uint64_t hash = HashOf(labels);
+  l.rep_ = std::make_shared<const Rep>(Rep{std::move(labels), hash});
   return l;
 }
 
+const std::vector<Label>& Labels::EmptyItems() {
+  static const std::vector<Label> kEmpty;
+  return kEmpty;
+}
+
+uint64_t Labels::EmptyHash() {
+  static const uint64_t kHash = HashOf({});
+  return kHash;
+}
+
 std::string_view Labels::Get(std::string_view name) const {
-  auto it = std::lower_bound(items_.begin(), items_.end(), name,
+  auto it = std::lower_bound(items().begin(), items().end(), name,
                              [](const Label& l, std::string_view n) { return l.name < n; });
-  if (it != items_.end() && it->name == name) return it->value;
+  if (it != items().end() && it->name == name) return it->value;
   return {};
 }
 
 bool Labels::Has(std::string_view name) const {
-  auto it = std::lower_bound(items_.begin(), items_.end(), name,
+  auto it = std::lower_bound(items().begin(), items().end(), name,
                              [](const Label& l, std::string_view n) { return l.name < n; });
-  return it != items_.end() && it->name == name;
+  return it != items().end() && it->name == name;
 }
 
-uint64_t Labels::Hash() const {
+uint64_t Labels::HashOf(const std::vector<Label>& items) {
   // FNV-1a over name\xff value\xff ...: stable and simple.
   uint64_t h = 1469598103934665603ULL;
   auto mix = [&h](std::string_view s) {
@@ -52,7 +64,7 @@ uint64_t Labels::Hash() const {
     h ^= 0xff;
     h *= 1099511628211ULL;
   };
-  for (const auto& l : items_) {
+  for (const auto& l : items) {
     mix(l.name);
     mix(l.value);
   }
@@ -65,7 +77,7 @@ std::string Labels::ToString() const {
   out.append(name);
   out.push_back('{');
   bool first = true;
-  for (const auto& l : items_) {
+  for (const auto& l : items()) {
     if (l.name == kMetricName) continue;
     if (!first) out.append(", ");
     first = false;

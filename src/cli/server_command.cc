@@ -1,0 +1,13 @@
+// gpumon server: placeholder until the command lands.
+#include <iostream>
+
+#include "cli/commands.h"
+
+namespace gpumon::cli {
+
+int RunServer(const std::vector<std::string>& /*args*/) {
+  std::cerr << "gpumon server: not available in this build\n";
+  return 2;
+}
+
+}  // namespace gpumon::cli
