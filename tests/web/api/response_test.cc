@@ -1,0 +1,131 @@
+#include "web/api/response.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "test_util.h"
+#include "web/api/json_values.h"
+
+namespace gpumon::web::api {
+namespace {
+
+using testing::Encode;
+using testing::Str;
+
+TEST(ResponseTest, SuccessEnvelopeOmitsEmptyAnnotations) {
+  ApiResponse r = ApiResponse::Success([](JsonWriter& w) {
+    w.StartArray();
+    w.String("a");
+    return w.EndArray();
+  });
+  EXPECT_EQ(r.HttpStatus(), 200);
+  EXPECT_EQ(EncodeToString(r), R"({"status":"success","data":["a"]})");
+}
+
+TEST(ResponseTest, WarningsAndInfosAreCapped) {
+  ApiResponse r = ApiResponse::Success([](JsonWriter& w) { return w.Null(); });
+  for (int i = 0; i < 12; ++i) r.warnings.push_back("w" + std::to_string(i));
+  r.infos.push_back("PromQL info: something");
+  auto d = Encode(r);
+  ASSERT_TRUE(d.IsObject());
+  ASSERT_TRUE(d["warnings"].IsArray());
+  ASSERT_EQ(d["warnings"].Size(), 11u);
+  EXPECT_EQ(Str(d["warnings"][9]), "w9");
+  EXPECT_EQ(Str(d["warnings"][10]), "2 more warning annotations omitted");
+  ASSERT_EQ(d["infos"].Size(), 1u);
+  EXPECT_EQ(Str(d["infos"][0]), "PromQL info: something");
+}
+
+TEST(ResponseTest, ErrorEnvelopeAndStatusCodes) {
+  ApiResponse r = ApiResponse::Failure({ErrorKind::kBadData, "bad \"thing\""});
+  EXPECT_EQ(EncodeToString(r),
+            R"({"status":"error","errorType":"bad_data","error":"bad \"thing\""})");
+  EXPECT_EQ(r.HttpStatus(), 400);
+  EXPECT_EQ(ApiResponse::Failure({ErrorKind::kExecution, ""}).HttpStatus(), 422);
+  EXPECT_EQ(ApiResponse::Failure({ErrorKind::kTimeout, ""}).HttpStatus(), 503);
+  EXPECT_EQ(ApiResponse::Failure({ErrorKind::kUnavailable, ""}).HttpStatus(), 503);
+  EXPECT_EQ(ApiResponse::Failure({ErrorKind::kInternal, ""}).HttpStatus(), 500);
+  EXPECT_EQ(ApiResponse::Failure({ErrorKind::kCanceled, ""}).HttpStatus(), 499);
+  EXPECT_EQ(ApiResponse::Failure({ErrorKind::kNotFound, ""}).HttpStatus(), 404);
+}
+
+TEST(ResponseTest, NoDataIsNoContent) { EXPECT_EQ(ApiResponse().HttpStatus(), 204); }
+
+TEST(ResponseTest, EngineErrorKindsMap) {
+  EXPECT_EQ(FromEngine(promql::ErrorType::kTimeout), ErrorKind::kTimeout);
+  EXPECT_EQ(FromEngine(promql::ErrorType::kExecution), ErrorKind::kExecution);
+  EXPECT_EQ(FromEngine(promql::ErrorType::kBadData), ErrorKind::kBadData);
+  EXPECT_EQ(FromEngine(promql::ErrorType::kCanceled), ErrorKind::kCanceled);
+  EXPECT_STREQ(ErrorKindName(ErrorKind::kExecution), "execution");
+  EXPECT_STREQ(ErrorKindName(ErrorKind::kTimeout), "timeout");
+}
+
+TEST(ResponseTest, InvalidParamWording) {
+  ApiError e = InvalidParam("time", "cannot parse \"x\" to a valid timestamp");
+  EXPECT_EQ(e.kind, ErrorKind::kBadData);
+  EXPECT_EQ(e.message, "invalid parameter \"time\": cannot parse \"x\" to a valid timestamp");
+}
+
+TEST(ChunkedOutputTest, DeliversInChunksAndStopsWhenReceiverIsGone) {
+  std::vector<size_t> sizes;
+  std::string all;
+  ChunkedOutput out(
+      [&](const char* d, size_t n) {
+        sizes.push_back(n);
+        all.append(d, n);
+        return sizes.size() < 3;
+      },
+      100);
+  for (int i = 0; i < 1000; ++i) out.Put('x');
+  out.Flush();
+  EXPECT_EQ(sizes.size(), 3u);  // the third write failed: nothing more sent
+  EXPECT_FALSE(out.ok());
+  EXPECT_EQ(all.size(), 300u);
+}
+
+TEST(JsonValuesTest, VectorMatrixScalarString) {
+  promql::Vector v{{Labels{{"__name__", "up"}, {"job", "a\"b"}}, 1500, 1},
+                   {Labels{{"__name__", "up"}, {"job", "c"}}, 1500, std::nan("")}};
+  ApiResponse r =
+      ApiResponse::Success([v](JsonWriter& w) { return WriteQueryData(w, promql::Value(v)); });
+  EXPECT_EQ(EncodeToString(r),
+            R"({"status":"success","data":{"resultType":"vector","result":[)"
+            R"({"metric":{"__name__":"up","job":"a\"b"},"value":[1.500,"1"]},)"
+            R"({"metric":{"__name__":"up","job":"c"},"value":[1.500,"NaN"]}]}})");
+
+  promql::Matrix m{{Labels{{"a", "1"}}, {{1000, 0.5}, {61000, 1e-9}}}};
+  auto d = testing::Encode(
+      ApiResponse::Success([m](JsonWriter& w) { return WriteQueryData(w, promql::Value(m)); }));
+  ASSERT_TRUE(d.IsObject());
+  EXPECT_EQ(Str(d["data"]["resultType"]), "matrix");
+  const auto& values = d["data"]["result"][0]["values"];
+  ASSERT_EQ(values.Size(), 2u);
+  EXPECT_EQ(values[1][0].GetDouble(), 61.0);
+  EXPECT_EQ(Str(values[1][1]), "1e-09");
+  EXPECT_EQ(Str(d["data"]["result"][0]["metric"]["a"]), "1");
+
+  auto s = testing::Encode(ApiResponse::Success([](JsonWriter& w) {
+    return WriteQueryData(w, promql::Value(promql::Scalar{2000, 2}));
+  }));
+  EXPECT_EQ(Str(s["data"]["resultType"]), "scalar");
+  EXPECT_EQ(s["data"]["result"][0].GetDouble(), 2.0);
+  EXPECT_EQ(Str(s["data"]["result"][1]), "2");
+
+  auto str = testing::Encode(ApiResponse::Success([](JsonWriter& w) {
+    return WriteQueryData(w, promql::Value(promql::String{3000, "hello"}));
+  }));
+  EXPECT_EQ(Str(str["data"]["resultType"]), "string");
+  EXPECT_EQ(Str(str["data"]["result"][1]), "hello");
+}
+
+TEST(JsonValuesTest, LimitKeepsFirstSeries) {
+  promql::Vector v{{Labels{{"a", "1"}}, 0, 1}, {Labels{{"a", "2"}}, 0, 2}};
+  auto d = testing::Encode(
+      ApiResponse::Success([v](JsonWriter& w) { return WriteQueryData(w, promql::Value(v), 1); }));
+  ASSERT_EQ(d["data"]["result"].Size(), 1u);
+  EXPECT_EQ(Str(d["data"]["result"][0]["metric"]["a"]), "1");
+}
+
+}  // namespace
+}  // namespace gpumon::web::api
