@@ -146,7 +146,9 @@ class Runner {
       std::string reason;
       ForEachVectorSelector(*parsed.expr, [&](const VectorSelector& vs) {
         if (!reason.empty()) return;
-        for (const auto& [labels, line] : histogram_series_) {
+        for (const auto& entry : histogram_series_) {
+          const Labels& labels = entry.first;
+          const auto line = entry.second;
           bool all = std::all_of(vs.matchers.begin(), vs.matchers.end(),
                                  [&](const tsdb::Matcher& m) { return m.Matches(labels); });
           if (all) {
