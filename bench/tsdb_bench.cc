@@ -8,10 +8,15 @@
 //            with its WAL. Target >= 3M samples/s.
 //   memory   1M series of GPU-shaped labels, 4 samples each: RSS delta and
 //            HeadStats.memory_bytes per series. Target <= 1 KiB.
+//   full     1M series holding a full two-hour head (480 samples at 15 s),
+//            GPU-like values and pessimistic ones, each built in a child
+//            process so its RSS delta is not blurred by the other's freed
+//            heap. Target <= 1 KiB per series.
 //   decode   every sample read back through a querier, of the head and of
 //            a persisted block. Reported per core.
 //
-// Usage: gpumon_tsdb_bench [--series_memory=N] [--dir=D]
+// Usage: gpumon_tsdb_bench [--series_memory=N] [--full_series=N] [--only=full] [--dir=D]
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -61,6 +66,17 @@ size_t Rss() {
 // A realistic value stream: GPU readings change slowly, with a few digits.
 double Value(int s, int64_t k) {
   return 30.0 + (s % 50) + static_cast<double>((k * 7 + s) % 20) * 0.5;
+}
+
+// Values of a pessimistic gauge: 40% of the samples are random decimals
+// with 4 significant digits, the rest repeat the previous value.
+double PessimisticValue(int s, int64_t k) {
+  uint64_t x = (static_cast<uint64_t>(s) << 20) ^ static_cast<uint64_t>(k);
+  x = (x ^ (x >> 31)) * 0x7fb5d329728ea185ULL;
+  x = (x ^ (x >> 27)) * 0x81dadef4bc2dcd35ULL;
+  x ^= x >> 33;
+  if (x % 10 >= 4 && k > 0) return PessimisticValue(s, k - 1);
+  return static_cast<double>(x % 10000) / 100.0;
 }
 
 // Labels of series i of a GPU fleet: 8 GPUs per host, 20 metric names.
@@ -162,19 +178,80 @@ std::string Fmt(const char* f, double v) {
   return buf;
 }
 
+// Builds a head of `series` series with `samples` samples each at a 15 s
+// step (batches of 10,000 series per commit, refs reused), in a child
+// process, and prints its memory rows.
+void FullHead(int series, int samples, bool pessimistic) {
+  std::fflush(stdout);
+  pid_t pid = fork();
+  if (pid < 0) {
+    std::perror("fork");
+    std::exit(1);
+  }
+  if (pid > 0) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) std::exit(1);
+    return;
+  }
+  std::vector<uint64_t> refs(series, 0);
+  const size_t rss0 = Rss();
+  auto head = std::make_unique<gpumon::tsdb::head::Head>();
+  const auto start = Clock::now();
+  for (int k = 0; k < samples; ++k) {
+    auto app = head->Appender();
+    for (int i = 0; i < series; ++i) {
+      Labels l = refs[i] == 0 ? GpuLabels(i) : Labels();
+      const double v = pessimistic ? PessimisticValue(i, k) : Value(i, k);
+      auto r = app->Append(refs[i], l, kT0 + k * kStep, v);
+      Check(r.status(), "append");
+      refs[i] = *r;
+      if (i % 10000 == 9999) Check(app->Commit(), "commit");
+    }
+    Check(app->Commit(), "commit");
+  }
+  const double secs = Seconds(start);
+  const size_t rss1 = Rss();
+  const auto st = head->Stats(0);
+  const double n = static_cast<double>(st.series);
+  const std::string what = std::string(pessimistic ? "pessimistic" : "GPU-like") + " values";
+  Row(("full 2h head: " + std::to_string(st.series) + " series x " + std::to_string(samples) +
+       " samples, " + what)
+          .c_str(),
+      std::to_string(st.chunks) + " chunks", "-");
+  Row(("full 2h head: RSS delta per series (" + Fmt("%.0f CPU s)", secs)).c_str(),
+      Fmt("%.0f B", static_cast<double>(rss1 - rss0) / n), "<= 1024 B");
+  Row("full 2h head: HeadStats.memory_bytes per series",
+      Fmt("%.0f B", static_cast<double>(st.memory_bytes) / n), "<= 1024 B");
+  Row("full 2h head: series + chunks / index per series",
+      Fmt("%.0f B", static_cast<double>(st.series_bytes) / n) + " / " +
+          Fmt("%.0f B", static_cast<double>(st.index_bytes) / n),
+      "-");
+  std::fflush(stdout);
+  std::_Exit(0);  // the parent owns the temporary directory
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int memory_series = 1'000'000;
+  int full_series = 1'000'000;
+  bool only_full = false;
   std::string dir;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a.rfind("--series_memory=", 0) == 0) {
       memory_series = std::atoi(a.c_str() + 16);
+    } else if (a.rfind("--full_series=", 0) == 0) {
+      full_series = std::atoi(a.c_str() + 14);
+    } else if (a == "--only=full") {
+      only_full = true;
     } else if (a.rfind("--dir=", 0) == 0) {
       dir = a.substr(6);
     } else {
-      std::fprintf(stderr, "usage: gpumon_tsdb_bench [--series_memory=N] [--dir=D]\n");
+      std::fprintf(stderr,
+                   "usage: gpumon_tsdb_bench [--series_memory=N] [--full_series=N] [--only=full] "
+                   "[--dir=D]\n");
       return 2;
     }
   }
@@ -192,7 +269,7 @@ int main(int argc, char** argv) {
 
   // 1. Append throughput.
   constexpr int kSeries = 10'000, kScrapes = 361;
-  {
+  if (!only_full) {
     gpumon::tsdb::head::Head head;
     double rate = AppendLoop([&] { return head.Appender(); }, kSeries, kScrapes);
     Row("append, head only, 10k series x 360 scrapes", Fmt("%.2fM samples/s", rate / 1e6),
@@ -201,7 +278,7 @@ int main(int argc, char** argv) {
     Row(("decode, head querier, " + std::to_string(n) + " samples").c_str(),
         Fmt("%.1fM samples/s", drate / 1e6), "-");
   }
-  {
+  if (!only_full) {
     gpumon::tsdb::db::DbOptions o;
     o.maintain_interval_ms = 0;
     o.downsample = false;
@@ -224,7 +301,7 @@ int main(int argc, char** argv) {
   }
 
   // 2. Head memory per series.
-  {
+  if (!only_full && memory_series > 0) {
     size_t rss0 = Rss();
     auto head = std::make_unique<gpumon::tsdb::head::Head>();
     std::vector<uint64_t> refs(memory_series, 0);
@@ -257,6 +334,11 @@ int main(int argc, char** argv) {
         "-");
     Row("memory: bench's own ref array (excluded)",
         Fmt("%.1f MiB", static_cast<double>(rss_refs - rss0) / (1 << 20)), "-");
+  }
+  // 3. A full two-hour head: 480 samples at 15 s per series.
+  if (full_series > 0) {
+    FullHead(full_series, 480, false);
+    FullHead(full_series, 480, true);
   }
   if (own_dir) fs::remove_all(dir);
   return 0;

@@ -30,7 +30,11 @@ Steps (one run, one input file):
    compared with the file (exact matches, largest relative error).
 4. gpumon: `gpumon tsdb import --data DIR FILE`, only when `gpumon tsdb
    import --help` succeeds; otherwise it prints "gpumon: not available yet".
-   Bytes are the whole data directory.
+   Bytes are the whole data directory. Then every stored sample is read back
+   with `gpumon tsdb dump` (when the binary has it) and checked against
+   every sample of the file, float bits and timestamps, as an order-free
+   digest of (series, timestamp, value bits) plus the count; the reference
+   GPU's series are also compared one by one like the other systems'.
 
 Import wall and CPU time are the importer's own (promtool's, VM's process
 from the POST to the end of its merges, gpumon's); peak RSS likewise.
@@ -214,14 +218,56 @@ def series_key(name, labels):
     return (name,) + tuple(sorted((k, v) for k, v in labels.items() if k != "__name__"))
 
 
+def value_bits(text):
+    """Float bits of a sample value as OpenMetrics or `gpumon tsdb dump`
+    spells it (the dump names the stale marker and other NaN payloads)."""
+    if text == b"StaleNaN":
+        return 0x7ff0000000000002
+    if text.startswith(b"NaN:0x"):
+        return int(text[6:], 16)
+    return struct.unpack("<Q", struct.pack("<d", float(text)))[0]
+
+
+class SampleDigest:
+    """Order-free digest of a set of samples: the count and the sum of
+    hashes of (series key, timestamp ms, value bits). Two sets with the same
+    digest hold the same samples (short of a 64-bit hash collision)."""
+
+    MASK = (1 << 64) - 1
+
+    def __init__(self):
+        self.count = 0
+        self.total = 0
+        self._keys = {}  # series text as written -> normalized key
+
+    def add_line(self, line):
+        sp = line.rfind(b" ")
+        vs = line.rfind(b" ", 0, sp)
+        head = line[:vs]
+        key = self._keys.get(head)
+        if key is None:
+            text = head.decode()
+            brace = text.find("{")
+            name = text if brace < 0 else text[:brace]
+            labels = {} if brace < 0 else parse_labels(text[brace:])
+            key = self._keys[head] = series_key(name, labels)
+        ts_ms = round(float(line[sp + 1:]) * 1000)
+        self.total = (self.total + hash((key, ts_ms, value_bits(line[vs + 1:sp])))) & self.MASK
+        self.count += 1
+
+    def __eq__(self, other):
+        return (self.count, self.total) == (other.count, other.total)
+
+
 def scan_input(path):
     """One pass over the OpenMetrics file: samples, series (the file keeps
-    each series' samples together), time range, and the reference GPU's
-    values {series key: {ts_ms: value}}."""
+    each series' samples together), time range, the digest of all samples
+    and the reference GPU's values {series key: {ts_ms: value}}."""
     samples = series = 0
     prev = None
     min_ts = max_ts = None
     ref = {}
+    digest = SampleDigest()
     host = f'hostname="{REF_HOST}"'.encode()
     gpu = f'{{gpu="{REF_GPU}",'.encode()
     with open(path, "rb", buffering=1 << 22) as f:
@@ -234,6 +280,7 @@ def scan_input(path):
             if head != prev:
                 series += 1
                 prev = head
+            digest.add_line(line.rstrip(b"\n"))
             ts_ms = round(float(line[sp + 1:]) * 1000)
             if min_ts is None or ts_ms < min_ts:
                 min_ts = ts_ms
@@ -245,7 +292,8 @@ def scan_input(path):
                 key = series_key(name, parse_labels(head[brace:].decode()))
                 value = float(line[len(head) + 1:sp])
                 ref.setdefault(key, {})[ts_ms] = value
-    return {"samples": samples, "series": series, "min_ts": min_ts, "max_ts": max_ts, "ref": ref}
+    return {"samples": samples, "series": series, "min_ts": min_ts, "max_ts": max_ts, "ref": ref,
+            "digest": digest}
 
 
 def compare_values(ref, got):
@@ -551,6 +599,40 @@ def gpumon_tsdb_available(gpumon):
     return p.returncode == 0 and b"import" in p.stdout + p.stderr
 
 
+def gpumon_dump(gpumon, data, info):
+    """Reads every sample back with `gpumon tsdb dump`: the full digest
+    check against the file and the reference GPU's values. None when the
+    binary has no dump."""
+    p = subprocess.run([gpumon, "tsdb", "dump", "--help"], capture_output=True, timeout=30)
+    if p.returncode != 0:
+        return None
+    digest = SampleDigest()
+    ref = {}
+    host = f'hostname="{REF_HOST}"'.encode()
+    gpus = (f'{{gpu="{REF_GPU}"'.encode(), f',gpu="{REF_GPU}"'.encode())
+    start = time.monotonic()
+    with subprocess.Popen([gpumon, "tsdb", "dump", "--data", data], stdout=subprocess.PIPE,
+                          bufsize=1 << 22) as proc:
+        for line in proc.stdout:
+            line = line.rstrip(b"\n")
+            digest.add_line(line)
+            if host in line and (gpus[0] in line or gpus[1] in line):
+                sp = line.rfind(b" ")
+                vs = line.rfind(b" ", 0, sp)
+                head = line[:vs].decode()
+                brace = head.find("{")
+                key = series_key(head[:brace], parse_labels(head[brace:]))
+                ts_ms = round(float(line[sp + 1:]) * 1000)
+                bits_ = value_bits(line[vs + 1:sp])
+                ref.setdefault(key, {})[ts_ms] = struct.unpack("<d", struct.pack("<Q", bits_))[0]
+        rc = proc.wait()
+    if rc != 0:
+        raise RuntimeError(f"gpumon tsdb dump exited {rc}")
+    want = info["digest"]
+    return {"compared": compare_values(info["ref"], ref), "all_samples": digest.count,
+            "all_equal": digest == want, "dump_wall_s": time.monotonic() - start}
+
+
 def run_gpumon(args, input_path, info, work):
     # ---- gpumon's own TSDB (src/tsdb): runs only once `gpumon tsdb import`
     # exists in the binary under test.
@@ -577,6 +659,12 @@ def run_gpumon(args, input_path, info, work):
                     result[k] = inspect[k]
         except ValueError:
             pass
+    log("gpumon: reading every sample back with `gpumon tsdb dump`")
+    dumped = gpumon_dump(args.gpumon, data, info)
+    if dumped:
+        result["lossless"] = dumped["compared"]
+        result["lossless_all"] = {k: dumped[k] for k in ("all_samples", "all_equal",
+                                                         "dump_wall_s")}
     return result
 
 
@@ -593,7 +681,7 @@ def fmt_bytes(n):
 
 def markdown(results, info):
     rows = [["system", "samples", "series", "bytes on disk", "bytes/sample",
-             "samples only: bytes/sample", "lossless (1 GPU)", "import wall", "import CPU",
+             "samples only: bytes/sample", "lossless", "import wall", "import CPU",
              "peak RSS"]]
     for r in results:
         per = r["bytes"] / info["samples"] if r["bytes"] else None
@@ -608,6 +696,10 @@ def markdown(results, info):
             if r.get("precision_probe"):
                 lossless += (f" (probe: {len(r['precision_probe'])}/{len(PRECISION_PROBE)} "
                              "changed)")
+        if "lossless_all" in r:
+            a = r["lossless_all"]
+            lossless += (f"; all {a['all_samples']:,} samples: "
+                         + ("bit-identical" if a["all_equal"] else "DIFFER"))
         rows.append([r["system"], fmt_int(r["samples"]), fmt_int(r["series"]),
                      fmt_bytes(r["bytes"]), "?" if per is None else f"{per:.3f}", sample_per,
                      lossless,
@@ -726,6 +818,12 @@ def main():
                       f"{REF_HOST} GPU {REF_GPU}: {c['exact']:,} of {c['compared']:,} values "
                       f"bit-identical, {c['missing']:,} missing"
                       + (f"; worst: {c['worst']}" if c["worst"] else ""))
+            if "lossless_all" in r:
+                a = r["lossless_all"]
+                print(f"- {r['system']}: every sample read back with `gpumon tsdb dump` "
+                      f"({a['dump_wall_s']:.1f} s): {a['all_samples']:,} samples, "
+                      + ("identical to the file (timestamps and float bits)" if a["all_equal"]
+                         else f"NOT identical to the file's {info['samples']:,}"))
             if "precision_probe" in r:
                 changed = r["precision_probe"]
                 print(f"- {r['system']}: precision probe: {len(changed)} of "
@@ -733,7 +831,8 @@ def main():
                       + "".join(f"; {k} {v[0]!r} -> {v[1]!r}" for k, v in changed.items()))
         if args.json:
             with open(args.json, "w", encoding="utf-8") as f:
-                json.dump({"input": {k: v for k, v in info.items() if k != "ref"},
+                json.dump({"input": {k: v for k, v in info.items()
+                                     if k not in ("ref", "digest")},
                            "input_bytes": size, "generate": gen,
                            "machine": machine_description(), "results": results}, f, indent=2)
     finally:

@@ -1,10 +1,14 @@
-// `gpumon tsdb import` and `gpumon tsdb inspect`: offline tools for a TSDB
-// data directory (bulk import of OpenMetrics history; what is stored).
+// `gpumon tsdb import`, `gpumon tsdb inspect` and `gpumon tsdb dump`:
+// offline tools for a TSDB data directory (bulk import of OpenMetrics
+// history; what is stored; every stored sample as text).
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
+#include <charconv>
 #include <chrono>
 #include <cinttypes>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -22,6 +26,9 @@
 #include "cli/flags.h"
 #include "cli/tsdb_import.h"
 #include "tsdb/block/block.h"
+#include "tsdb/db/merge_querier.h"
+#include "tsdb/matcher.h"
+#include "tsdb/sample.h"
 
 namespace gpumon::cli {
 namespace {
@@ -36,7 +43,14 @@ constexpr const char* kTsdbUsage =
     "                             into persistent blocks\n"
     "  inspect  --data DIR [--json] [--top N]\n"
     "                             print blocks, series, samples, bytes per sample and\n"
-    "                             the top label cardinalities\n";
+    "                             the top label cardinalities\n"
+    "  dump     --data DIR [--match SELECTOR] [--min-time MS] [--max-time MS]\n"
+    "                             print every sample of the blocks as\n"
+    "                             `name{labels} value timestamp_seconds`; SELECTOR is\n"
+    "                             a metric name and/or {label=\"value\",...} (equality\n"
+    "                             only); values round-trip bit-exactly (shortest\n"
+    "                             form; StaleNaN for the stale marker, NaN:0x<bits>\n"
+    "                             for other non-canonical NaNs)\n";
 
 // Splits "--flag value" pairs (for flags in `with_value`) from positional
 // arguments, which Flags does not accept.
@@ -412,6 +426,237 @@ int RunInspect(const std::vector<std::string>& args) {
   return 0;
 }
 
+// ---------------------------------------------------------------- dump
+
+// Parses `name`, `name{a="b",...}` or `{a="b",...}` into equality matchers.
+Result<std::vector<tsdb::Matcher>> ParseSelector(std::string_view sel) {
+  std::vector<tsdb::Matcher> out;
+  auto add = [&](std::string name, std::string value) -> Status {
+    auto m = tsdb::Matcher::Make(tsdb::MatchType::kEqual, std::move(name), std::move(value));
+    if (!m.ok()) return m.status();
+    out.push_back(std::move(m).value());
+    return Status::Ok();
+  };
+  auto bad = [&](const std::string& why) {
+    return Status::Error("--match \"" + std::string(sel) + "\": " + why);
+  };
+  auto is_name_char = [](char c, bool first) {
+    return c == '_' || c == ':' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           (!first && c >= '0' && c <= '9');
+  };
+  size_t i = 0;
+  while (i < sel.size() && is_name_char(sel[i], i == 0)) ++i;
+  if (i > 0) {
+    if (Status st = add("__name__", std::string(sel.substr(0, i))); !st.ok()) return st;
+  }
+  if (i == sel.size()) {
+    if (out.empty()) return bad("empty selector");
+    return out;
+  }
+  if (sel[i] != '{' || sel.back() != '}') return bad("expected name{label=\"value\",...}");
+  ++i;
+  const size_t end = sel.size() - 1;
+  while (i < end) {
+    size_t start = i;
+    while (i < end && is_name_char(sel[i], i == start)) ++i;
+    if (i == start) return bad("expected a label name at offset " + std::to_string(start));
+    std::string name(sel.substr(start, i - start));
+    if (i >= end || sel[i] != '=') return bad("only equality matchers (label=\"value\")");
+    ++i;
+    if (i >= end || sel[i] != '"') return bad("label values must be double-quoted");
+    ++i;
+    std::string value;
+    for (;; ++i) {
+      if (i >= end) return bad("unterminated label value");
+      char c = sel[i];
+      if (c == '"') break;
+      if (c == '\\' && i + 1 < end) {
+        c = sel[++i];
+        if (c == 'n') c = '\n';
+      }
+      value += c;
+    }
+    ++i;  // the closing quote
+    if (Status st = add(std::move(name), std::move(value)); !st.ok()) return st;
+    if (i < end) {
+      if (sel[i] != ',') return bad("expected ',' at offset " + std::to_string(i));
+      ++i;
+    }
+  }
+  if (out.empty()) return bad("empty selector");
+  return out;
+}
+
+// OpenMetrics label-value escaping.
+void AppendEscaped(std::string_view v, std::string* out) {
+  for (char c : v) {
+    if (c == '\\') {
+      *out += "\\\\";
+    } else if (c == '"') {
+      *out += "\\\"";
+    } else if (c == '\n') {
+      *out += "\\n";
+    } else {
+      *out += c;
+    }
+  }
+}
+
+// `name{a="b"}` (the name outside the braces, no braces without labels).
+std::string SeriesPrefix(const Labels& labels) {
+  std::string out(labels.Get("__name__"));
+  bool open = false;
+  for (const Label& l : labels) {
+    if (l.name == "__name__") continue;
+    out += open ? "," : "{";
+    open = true;
+    out += l.name;
+    out += "=\"";
+    AppendEscaped(l.value, &out);
+    out += '"';
+  }
+  if (open) out += '}';
+  return out;
+}
+
+// The shortest text that parses back to the same bits. Text formats have
+// one NaN; the stale marker and other payloads get their own spellings.
+void AppendValue(double v, std::string* out) {
+  constexpr uint64_t kCanonicalNaN = 0x7ff8000000000000ULL;
+  const uint64_t bits = std::bit_cast<uint64_t>(v);
+  if (std::isnan(v)) {
+    if (bits == kCanonicalNaN) {
+      *out += "NaN";
+    } else if (bits == tsdb::kStaleNaNBits) {
+      *out += "StaleNaN";
+    } else {
+      char buf[32];
+      snprintf(buf, sizeof buf, "NaN:0x%016" PRIx64, bits);
+      *out += buf;
+    }
+    return;
+  }
+  if (std::isinf(v)) {
+    *out += v > 0 ? "+Inf" : "-Inf";
+    return;
+  }
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out->append(buf, r.ptr);
+}
+
+// Milliseconds as exact decimal seconds ("12", "12.5", "-0.001").
+void AppendSeconds(int64_t ms, std::string* out) {
+  const uint64_t a = ms < 0 ? 0 - static_cast<uint64_t>(ms) : static_cast<uint64_t>(ms);
+  char buf[32];
+  int n =
+      snprintf(buf, sizeof buf, "%s%" PRIu64 ".%03" PRIu64, ms < 0 ? "-" : "", a / 1000, a % 1000);
+  while (buf[n - 1] == '0') --n;
+  if (buf[n - 1] == '.') --n;
+  out->append(buf, static_cast<size_t>(n));
+}
+
+// Writes every sample of the raw blocks in [mint, maxt] matching the
+// matchers, series in label order. The WAL is not replayed (read-only, like
+// inspect). Returns the number of samples.
+Result<uint64_t> Dump(const std::string& dir, std::span<const tsdb::Matcher> matchers, int64_t mint,
+                      int64_t maxt, FILE* out) {
+  if (!fs::is_directory(dir)) return Status::Error(dir + " is not a directory");
+  auto dirs = tsdb::block::ListBlockDirs(dir);
+  if (!dirs.ok()) return dirs.status();
+  std::vector<std::shared_ptr<tsdb::block::Block>> blocks;
+  for (const auto& d : *dirs) {
+    auto b = tsdb::block::Block::Open(d);
+    if (!b.ok()) return b.status();
+    const auto& m = (*b)->meta();
+    // Downsampled tiers hold aggregates, not the stored samples.
+    if (m.downsample_resolution_ms != 0 || m.max_time <= mint || m.min_time > maxt) continue;
+    blocks.push_back(std::move(b).value());
+  }
+  std::sort(blocks.begin(), blocks.end(),
+            [](const auto& a, const auto& b) { return a->meta().min_time < b->meta().min_time; });
+  std::vector<std::unique_ptr<tsdb::Querier>> queriers;
+  for (const auto& b : blocks) queriers.push_back(b->NewQuerier(mint, maxt));
+  tsdb::db::MergeQuerier q(std::move(queriers));
+  std::vector<tsdb::Matcher> all;
+  if (matchers.empty()) {
+    auto m = tsdb::Matcher::Make(tsdb::MatchType::kRegexMatch, "__name__", ".*");
+    if (!m.ok()) return m.status();
+    all.push_back(std::move(m).value());
+    matchers = all;
+  }
+  uint64_t n = 0;
+  std::string buf;
+  auto set = q.Select(matchers);
+  while (set->Next()) {
+    const std::string prefix = SeriesPrefix(set->labels());
+    auto it = set->Iterator();
+    while (it->Next()) {
+      const tsdb::Sample s = it->At();
+      buf += prefix;
+      buf += ' ';
+      AppendValue(s.v, &buf);
+      buf += ' ';
+      AppendSeconds(s.t, &buf);
+      buf += '\n';
+      ++n;
+      if (buf.size() >= (1 << 16)) {
+        if (fwrite(buf.data(), 1, buf.size(), out) != buf.size()) {
+          return Status::Error("writing the dump failed");
+        }
+        buf.clear();
+      }
+    }
+    if (!it->status().ok()) {
+      return it->status().WithContext("reading " + set->labels().ToString());
+    }
+  }
+  if (!set->status().ok()) return set->status();
+  if (fwrite(buf.data(), 1, buf.size(), out) != buf.size() || fflush(out) != 0) {
+    return Status::Error("writing the dump failed");
+  }
+  return n;
+}
+
+int RunDump(const std::vector<std::string>& args) {
+  auto flags = Flags::Parse(
+      args,
+      {{"data", true}, {"match", true}, {"min-time", true}, {"max-time", true}, {"help", false}});
+  if (!flags.ok()) {
+    std::cerr << "gpumon tsdb dump: " << flags.status().message() << "\n\n" << kTsdbUsage;
+    return 2;
+  }
+  if (flags->Has("help")) {
+    std::cout << kTsdbUsage;
+    return 0;
+  }
+  auto mint = flags->GetInt("min-time", LONG_MIN, LONG_MIN, LONG_MAX);
+  auto maxt = flags->GetInt("max-time", LONG_MAX, LONG_MIN, LONG_MAX);
+  if (!mint.ok() || !maxt.ok() || !flags->Get("data")) {
+    std::cerr << "gpumon tsdb dump: "
+              << (!mint.ok()   ? mint.status().message()
+                  : !maxt.ok() ? maxt.status().message()
+                               : "needs --data DIR")
+              << "\n";
+    return 2;
+  }
+  std::vector<tsdb::Matcher> matchers;
+  if (auto sel = flags->Get("match")) {
+    auto parsed = ParseSelector(*sel);
+    if (!parsed.ok()) {
+      std::cerr << "gpumon tsdb dump: " << parsed.status().message() << "\n";
+      return 2;
+    }
+    matchers = std::move(parsed).value();
+  }
+  auto n = Dump(*flags->Get("data"), matchers, *mint, *maxt, stdout);
+  if (!n.ok()) {
+    std::cerr << "gpumon tsdb dump: " << n.status().message() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int RunTsdb(const std::vector<std::string>& args) {
@@ -422,6 +667,7 @@ int RunTsdb(const std::vector<std::string>& args) {
   std::vector<std::string> rest(args.begin() + 1, args.end());
   if (args[0] == "import") return RunImport(rest);
   if (args[0] == "inspect") return RunInspect(rest);
+  if (args[0] == "dump") return RunDump(rest);
   if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     std::cout << kTsdbUsage;
     return 0;

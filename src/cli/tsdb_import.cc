@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "common/labels.h"
+#include "common/mmap_file.h"
 #include "exposition/parser.h"
 #include "tsdb/block/block_writer.h"
 #include "tsdb/chunkenc/chunk.h"
@@ -321,26 +322,12 @@ Result<ImportStats> ImportOpenMetrics(std::string_view input, const std::string&
 
 Result<ImportStats> ImportOpenMetricsFile(const std::string& path, const std::string& data_dir,
                                           const ImportOptions& options) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Status::Error("cannot open " + path + ": " + std::strerror(errno));
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
-    int err = errno;
-    ::close(fd);
-    return Status::Error("cannot stat " + path + ": " + std::strerror(err));
-  }
-  size_t size = static_cast<size_t>(st.st_size);
-  void* data = nullptr;
-  if (size > 0) {
-    data = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (data == MAP_FAILED) {
-      int err = errno;
-      ::close(fd);
-      return Status::Error("cannot map " + path + ": " + std::strerror(err));
-    }
-    madvise(data, size, MADV_SEQUENTIAL);
-  }
-  ::close(fd);
+  auto file = MmapFile::Open(path);
+  if (!file.ok()) return file.status();
+  // madvise takes a mutable pointer; the mapping itself stays read-only.
+  auto* data = const_cast<uint8_t*>(file->bytes().data());
+  const size_t size = file->bytes().size();
+  if (size > 0) madvise(data, size, MADV_SEQUENTIAL);
   // Parsed pages are dropped as the parser moves on (they are clean and
   // file-backed: touching one again just reads it back), so resident memory
   // is that of the imported data rather than of the whole file.
@@ -350,12 +337,11 @@ Result<ImportStats> ImportOpenMetricsFile(const std::string& path, const std::st
     constexpr uint64_t kKeep = uint64_t{8} << 20;  // well past the current line
     if (pos < dropped + 2 * kKeep) return;
     uint64_t end = (pos - kKeep) / page * page;
-    madvise(static_cast<char*>(data) + dropped, end - dropped, MADV_DONTNEED);
+    madvise(data + dropped, end - dropped, MADV_DONTNEED);
     dropped = end;
   };
-  auto result =
-      Import(std::string_view(static_cast<const char*>(data), size), data_dir, options, release);
-  if (data != nullptr) munmap(data, size);
+  auto result = Import(std::string_view(reinterpret_cast<const char*>(data), size), data_dir,
+                       options, release);
   if (!result.ok()) return result.status().WithContext(path);
   return result;
 }

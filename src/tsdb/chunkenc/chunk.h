@@ -57,12 +57,18 @@ class XorAppender {
   size_t MemoryBytes() const { return bytes_.capacity() + sizeof(*this); }
 
  private:
+  // Grows the buffer ahead of an append by about a quarter, to sizes the
+  // allocator serves without rounding: the open chunk of every head series
+  // lives here, and doubling would leave a third of it unused on average.
+  void Reserve();
+
+  // Ordered so the object packs without padding.
   std::vector<uint8_t> bytes_;
-  int num_samples_ = 0;
-  uint8_t bit_pos_ = 0;  // bits used in the last byte (0: full)
   int64_t t_ = 0;
   int64_t t_delta_ = 0;
   uint64_t v_bits_ = 0;
+  int num_samples_ = 0;
+  uint8_t bit_pos_ = 0;  // bits used in the last byte (0: full)
   uint8_t leading_ = 0xff;
   uint8_t trailing_ = 0;
 };

@@ -1,5 +1,6 @@
 #include "tsdb/chunkenc/xor_chunk.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstdlib>
 
@@ -46,10 +47,33 @@ void PutSample(Writer& w, int index, int64_t t, uint64_t bits, XorState* s) {
 
 }  // namespace
 
-XorAppender::XorAppender() : bytes_{static_cast<uint8_t>(Encoding::kXor), 0, 0} {}
+namespace {
+
+// Most bytes one Append can add: a 10-byte varint and 64 value bits for the
+// first sample; later ones at most 68 + 77 bits, or a 10-byte varint and 77
+// bits for the second.
+constexpr size_t kMaxAppendBytes = 24;
+
+// The largest capacity glibc's malloc returns for a request of `want` bytes
+// (16-byte granules with an 8-byte header).
+size_t AllocatorFit(size_t want) { return ((want + 8 + 15) & ~size_t{15}) - 8; }
+
+}  // namespace
+
+XorAppender::XorAppender() {
+  bytes_.reserve(AllocatorFit(kXorHeaderBytes + kMaxAppendBytes));
+  bytes_.assign({static_cast<uint8_t>(Encoding::kXor), 0, 0});
+}
+
+void XorAppender::Reserve() {
+  const size_t size = bytes_.size();
+  if (bytes_.capacity() - size >= kMaxAppendBytes) return;
+  bytes_.reserve(AllocatorFit(size + std::max(kMaxAppendBytes, size / 4)));
+}
 
 void XorAppender::Append(int64_t t, double v) {
   if (full()) std::abort();  // a caller bug: the count field would overflow
+  Reserve();
   BitWriter w(bytes_, bit_pos_);
   XorState s{t_, t_delta_, v_bits_, XorWindow{leading_, trailing_}};
   PutSample(w, num_samples_, t, std::bit_cast<uint64_t>(v), &s);

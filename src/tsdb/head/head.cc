@@ -119,6 +119,14 @@ void EncodeRuns(std::span<const Sample> samples, int per_chunk,
 
 Head::Epoch::~Epoch() {
   for (uint8_t* p : garbage) delete[] p;
+  // Unlinks the chain iteratively: a reader held across many rotations
+  // would otherwise free it by deep recursion.
+  std::shared_ptr<Epoch> n = std::move(next);
+  while (n != nullptr && n.use_count() == 1) {
+    std::shared_ptr<Epoch> after = std::move(n->next);
+    n.reset();
+    n = std::move(after);
+  }
 }
 
 Head::Head(HeadOptions options)
@@ -224,8 +232,17 @@ void Head::NoteTimes(int64_t mint, int64_t maxt) {
 
 void Head::RotateEpoch(std::vector<uint8_t*> garbage) {
   if (garbage.empty()) return;
+  // Readers copy epoch_ only under the shared apply lock, which the caller
+  // excludes, and an older epoch still alive would hold epoch_ too: a count
+  // of 1 means no snapshot exists, so nothing can point at the bytes.
+  if (epoch_.use_count() == 1) {
+    for (uint8_t* p : garbage) delete[] p;
+    return;
+  }
   epoch_->garbage.insert(epoch_->garbage.end(), garbage.begin(), garbage.end());
-  epoch_ = std::make_shared<Epoch>();
+  auto fresh = std::make_shared<Epoch>();
+  epoch_->next = fresh;
+  epoch_ = std::move(fresh);
 }
 
 Status Head::CommitBatch(HeadAppender* app) {
@@ -327,6 +344,7 @@ Status Head::CommitBatch(HeadAppender* app) {
   }
 
   int64_t bmin = kMaxTime, bmax = kMinTime;
+  std::vector<uint8_t*> garbage;  // closed-chunk buffers replaced by cuts
   std::unique_lock apply(apply_mu_);
   constexpr size_t kPrefetchDistance = 8;
   for (size_t i = 0; i < std::min(kPrefetchDistance, samples.size()); ++i) {
@@ -340,7 +358,7 @@ Status Head::CommitBatch(HeadAppender* app) {
     if (p.kind == HeadAppender::kSkip) continue;
     Series* s = entries[p.entry].series;
     if (p.kind == HeadAppender::kInOrder) {
-      s->AppendInOrder(p.t, std::bit_cast<double>(p.v), chunk_opts_);
+      s->AppendInOrder(p.t, std::bit_cast<double>(p.v), chunk_opts_, &garbage);
     } else {
       s->InsertOoo(p.t, std::bit_cast<double>(p.v));
     }
@@ -348,6 +366,7 @@ Status Head::CommitBatch(HeadAppender* app) {
     bmax = std::max(bmax, p.t);
   }
   if (bmin <= bmax) NoteTimes(bmin, bmax);
+  RotateEpoch(std::move(garbage));
   return Status::Ok();
 }
 
@@ -374,11 +393,11 @@ Status Head::ReplaySeries(uint64_t ref, const Labels& labels) {
   return Status::Ok();
 }
 
-bool Head::ReplayOne(Series* s, int64_t t, double v) {
+bool Head::ReplayOne(Series* s, int64_t t, double v, std::vector<uint8_t*>* garbage) {
   if (t < MinValidTime()) return false;
   const int64_t last = s->last_t.load(std::memory_order_relaxed);
   if (t > last) {
-    s->AppendInOrder(t, v, chunk_opts_);
+    s->AppendInOrder(t, v, chunk_opts_, garbage);
     return true;
   }
   const int64_t window = opts_.ooo_window_ms;
@@ -393,6 +412,7 @@ Status Head::ReplaySamples(std::span<const RefSample> samples) {
   std::lock_guard commit(commit_mu_);
   std::unique_lock apply(apply_mu_);
   int64_t bmin = kMaxTime, bmax = kMinTime;
+  std::vector<uint8_t*> garbage;
   for (const RefSample& rs : samples) {
     uint64_t ref = rs.ref;
     if (auto it = replay_aliases_.find(ref); it != replay_aliases_.end()) ref = it->second;
@@ -401,7 +421,7 @@ Status Head::ReplaySamples(std::span<const RefSample> samples) {
       ++replay_unknown_refs_;
       continue;
     }
-    if (!ReplayOne(s, rs.t, rs.v)) {
+    if (!ReplayOne(s, rs.t, rs.v, &garbage)) {
       ++replay_skipped_samples_;
       continue;
     }
@@ -409,6 +429,7 @@ Status Head::ReplaySamples(std::span<const RefSample> samples) {
     bmax = std::max(bmax, rs.t);
   }
   if (bmin <= bmax) NoteTimes(bmin, bmax);
+  RotateEpoch(std::move(garbage));
   return Status::Ok();
 }
 

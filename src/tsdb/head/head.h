@@ -167,10 +167,14 @@ class Head {
     mutable std::mutex mu;
     SeriesTable<LabelsKeyHash> table;
   };
-  // Chunk bytes removed while queriers may still read them; freed when the
-  // last querier holding this epoch is gone.
+  // Closed-chunk buffers replaced (by cuts, truncation, deletion) while
+  // queriers may still read them; freed when the last querier holding this
+  // epoch is gone.
+  // Each epoch holds the next one, so bytes retired in a later epoch
+  // outlive every reader that started before them, not only that epoch's.
   struct Epoch {
     std::vector<uint8_t*> garbage;
+    std::shared_ptr<Epoch> next;
     ~Epoch();
   };
 
@@ -185,7 +189,7 @@ class Head {
   void NoteTimes(int64_t mint, int64_t maxt);
   void RotateEpoch(std::vector<uint8_t*> garbage);  // apply_mu_ held exclusively
   // Applies a validated in-order or out-of-order sample during replay.
-  bool ReplayOne(Series* s, int64_t t, double v);
+  bool ReplayOne(Series* s, int64_t t, double v, std::vector<uint8_t*>* garbage);
   Status CommitBatch(HeadAppender* app);
 
   const HeadOptions opts_;

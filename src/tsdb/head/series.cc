@@ -24,10 +24,13 @@ std::vector<Sample>& ScratchSamples() {
   return samples;
 }
 
-uint8_t* CopyBytes(std::span<const uint8_t> bytes) {
-  auto* p = new uint8_t[bytes.size()];
-  std::memcpy(p, bytes.data(), bytes.size());
-  return p;
+void Discard(uint8_t* old, std::vector<uint8_t*>* garbage) {
+  if (old != nullptr) garbage->push_back(old);
+}
+
+ClosedChunks::Entry EntryOf(std::span<const Sample> samples, std::span<const uint8_t> bytes) {
+  return ClosedChunks::Entry{samples.front().t, samples.back().t,
+                             static_cast<uint32_t>(samples.size()), bytes};
 }
 
 // Heap bytes of an allocation of n bytes, as glibc malloc rounds it.
@@ -53,9 +56,7 @@ void Series::Free(Series* s) {
   ::operator delete(s);
 }
 
-Series::~Series() {
-  for (auto& c : closed_) delete[] c.data;
-}
+Series::~Series() = default;
 
 Labels Series::ToLabels(const SymbolTable& symbols) const {
   std::vector<Label> items;
@@ -78,31 +79,23 @@ bool Series::LabelsEqual(const Labels& labels, const SymbolTable& symbols) const
   return true;
 }
 
-void Series::AddClosed(std::span<const Sample> samples) {
-  std::vector<uint8_t> bytes = chunkenc::EncodeBest(samples);
-  ClosedChunk c;
-  c.mint = samples.front().t;
-  c.maxt = samples.back().t;
-  c.data = CopyBytes(bytes);
-  c.size = static_cast<uint32_t>(bytes.size());
-  c.num_samples = static_cast<uint32_t>(samples.size());
-  // Chunks stay in time order: a rewritten chunk replaces one in place
-  // (DeleteRange), a cut one goes after every closed chunk.
-  auto pos = std::lower_bound(closed_.begin(), closed_.end(), c.mint,
-                              [](const ClosedChunk& x, int64_t t) { return x.mint < t; });
-  closed_.insert(pos, c);
-}
-
-void Series::CutOpenChunk() {
+void Series::CutOpenChunk(std::vector<uint8_t*>* garbage) {
   if (open_.num_samples() == 0) return;
   auto& samples = ScratchSamples();
   samples.reserve(open_.num_samples());
   DecodeChunk(open_.bytes(), &samples);
-  if (!samples.empty()) AddClosed(samples);
+  if (!samples.empty()) {
+    std::vector<uint8_t> bytes = chunkenc::EncodeBest(samples);
+    Discard(closed_.Append(EntryOf(samples, bytes)), garbage);
+  }
+  // A fresh appender rather than a cleared one: the open chunk is half full
+  // on average, so keeping the largest buffer it ever needed would waste
+  // about half of it in every series.
   open_ = chunkenc::XorAppender();
 }
 
-void Series::AppendInOrder(int64_t t, double v, const ChunkOptions& opts) {
+void Series::AppendInOrder(int64_t t, double v, const ChunkOptions& opts,
+                           std::vector<uint8_t*>* garbage) {
   const int n = open_.num_samples();
   if (n > 0) {
     bool cut = n >= opts.samples_per_chunk || open_.full();
@@ -111,7 +104,7 @@ void Series::AppendInOrder(int64_t t, double v, const ChunkOptions& opts) {
           (FloorDiv(open_mint_, opts.chunk_range_ms) + 1) * opts.chunk_range_ms;
       cut = t >= boundary;
     }
-    if (cut) CutOpenChunk();
+    if (cut) CutOpenChunk(garbage);
   }
   if (open_.num_samples() == 0) open_mint_ = t;
   open_.Append(t, v);
@@ -138,8 +131,10 @@ std::optional<uint64_t> Series::ValueBitsAt(int64_t t) const {
     if (pos != ooo_->end() && pos->t == t) return std::bit_cast<uint64_t>(pos->v);
   }
   if (open_.num_samples() > 0 && t >= open_mint_) return find_in(open_.bytes());
-  for (const auto& c : closed_) {
-    if (t >= c.mint && t <= c.maxt) return find_in(c.bytes());
+  for (auto it = closed_.begin(); !it.Done(); it.Advance()) {
+    const ClosedChunks::Entry c = it.Get();
+    if (t >= c.mint && t <= c.maxt) return find_in(c.bytes);
+    if (c.mint > t) break;
   }
   return std::nullopt;
 }
@@ -166,27 +161,26 @@ int64_t Series::MaxTime() const {
 
 uint64_t Series::NumSamples() const {
   uint64_t n = static_cast<uint64_t>(open_.num_samples()) + NumOoo();
-  for (const auto& c : closed_) n += c.num_samples;
+  for (auto it = closed_.begin(); !it.Done(); it.Advance()) n += it.Get().num_samples;
   return n;
 }
 
 size_t Series::MemoryBytes() const {
   size_t bytes = AllocBytes(sizeof(Series) + label_ids().size_bytes());
   bytes += AllocBytes(open_.MemoryBytes() - sizeof(open_));
-  bytes += AllocBytes(closed_.capacity() * sizeof(ClosedChunk));
-  for (const auto& c : closed_) bytes += AllocBytes(c.size);
+  bytes += AllocBytes(closed_.buffer_bytes());
   if (ooo_) bytes += AllocBytes(sizeof(*ooo_)) + AllocBytes(ooo_->capacity() * sizeof(Sample));
   return bytes;
 }
 
 void Series::TruncateBefore(int64_t mint, std::vector<uint8_t*>* garbage) {
-  size_t drop = 0;
-  while (drop < closed_.size() && closed_[drop].maxt < mint) {
-    garbage->push_back(closed_[drop].data);
-    ++drop;
+  if (!closed_.empty() && closed_.front().maxt < mint) {
+    std::vector<ClosedChunks::Entry> kept;
+    for (auto it = closed_.begin(); !it.Done(); it.Advance()) {
+      if (it.Get().maxt >= mint) kept.push_back(it.Get());
+    }
+    Discard(closed_.Assign(kept), garbage);
   }
-  closed_.erase(closed_.begin(), closed_.begin() + static_cast<ptrdiff_t>(drop));
-  if (closed_.empty() && closed_.capacity() > 0) closed_.shrink_to_fit();
   if (open_.num_samples() > 0 && last_t.load(std::memory_order_relaxed) < mint) {
     open_ = chunkenc::XorAppender();
   }
@@ -201,46 +195,63 @@ void Series::TruncateBefore(int64_t mint, std::vector<uint8_t*>* garbage) {
 uint64_t Series::DeleteRange(int64_t mint, int64_t maxt, std::vector<uint8_t*>* garbage) {
   uint64_t deleted = 0;
   auto outside = [mint, maxt](const Sample& s) { return s.t < mint || s.t > maxt; };
-  // Closed chunks: drop or rewrite the overlapping ones.
-  std::vector<ClosedChunk> old;
-  old.swap(closed_);
-  std::vector<std::vector<Sample>> rewrites;
-  for (auto& c : old) {
+  // Keeps the samples outside [mint, maxt]; counts the others.
+  auto filter = [&](std::vector<Sample>* samples) {
+    const size_t before = samples->size();
+    std::erase_if(*samples, [&](const Sample& s) { return !outside(s); });
+    deleted += before - samples->size();
+  };
+  // Closed chunks: keep the untouched ones, re-encode what survives of the
+  // overlapping ones. The open chunk's survivors become a closed chunk too,
+  // so a non-empty open chunk always ends at last_t.
+  std::vector<ClosedChunks::Entry> entries;
+  std::vector<std::vector<uint8_t>> encoded;  // owns rewritten chunk bytes
+  std::vector<std::vector<Sample>> runs;
+  bool changed = false;
+  for (auto it = closed_.begin(); !it.Done(); it.Advance()) {
+    const ClosedChunks::Entry c = it.Get();
     if (c.maxt < mint || c.mint > maxt) {
-      closed_.push_back(c);
+      entries.push_back(c);
       continue;
     }
+    changed = true;
     std::vector<Sample> kept;
-    DecodeChunk(c.bytes(), &kept);
-    const size_t before = kept.size();
-    kept.erase(
-        std::remove_if(kept.begin(), kept.end(), [&](const Sample& s) { return !outside(s); }),
-        kept.end());
-    deleted += before - kept.size();
-    garbage->push_back(c.data);
-    if (!kept.empty()) rewrites.push_back(std::move(kept));
+    DecodeChunk(c.bytes, &kept);
+    filter(&kept);
+    if (!kept.empty()) {
+      entries.push_back(ClosedChunks::Entry{});  // filled below
+      runs.push_back(std::move(kept));
+    }
   }
-  for (const auto& r : rewrites) AddClosed(r);
-  // The open chunk: what survives becomes a closed chunk, so a non-empty open
-  // chunk always ends at last_t.
   if (open_.num_samples() > 0 && last_t.load(std::memory_order_relaxed) >= mint &&
       open_mint_ <= maxt) {
+    changed = true;
     std::vector<Sample> kept;
     DecodeChunk(open_.bytes(), &kept);
-    const size_t before = kept.size();
-    kept.erase(
-        std::remove_if(kept.begin(), kept.end(), [&](const Sample& s) { return !outside(s); }),
-        kept.end());
-    deleted += before - kept.size();
-    if (!kept.empty()) AddClosed(kept);
+    filter(&kept);
+    if (!kept.empty()) {
+      entries.push_back(ClosedChunks::Entry{});
+      runs.push_back(std::move(kept));
+    }
     open_ = chunkenc::XorAppender();
   }
+  if (changed) {
+    // Rewritten chunks keep their place: each lies between its untouched
+    // neighbours, and the open chunk's survivors come last.
+    encoded.reserve(runs.size());
+    size_t r = 0;
+    for (auto& e : entries) {
+      if (e.bytes.data() != nullptr) continue;
+      encoded.push_back(chunkenc::EncodeBest(runs[r]));
+      e = EntryOf(runs[r], encoded.back());
+      ++r;
+    }
+    Discard(closed_.Assign(entries), garbage);
+  }
   if (ooo_) {
-    const size_t before = ooo_->size();
-    ooo_->erase(
-        std::remove_if(ooo_->begin(), ooo_->end(), [&](const Sample& s) { return !outside(s); }),
-        ooo_->end());
-    deleted += before - ooo_->size();
+    std::vector<Sample> kept(ooo_->begin(), ooo_->end());
+    filter(&kept);
+    ooo_->assign(kept.begin(), kept.end());
     if (ooo_->empty()) ooo_.reset();
   }
   return deleted;
@@ -248,10 +259,11 @@ uint64_t Series::DeleteRange(int64_t mint, int64_t maxt, std::vector<uint8_t*>* 
 
 void Series::Snapshot(int64_t mint, int64_t maxt, std::vector<ChunkView>* chunks,
                       std::vector<uint8_t>* open_copy, std::vector<Sample>* ooo) const {
-  for (const auto& c : closed_) {
+  for (auto it = closed_.begin(); !it.Done(); it.Advance()) {
+    const ClosedChunks::Entry c = it.Get();
     if (c.maxt < mint) continue;
     if (c.mint > maxt) break;
-    chunks->push_back(ChunkView{c.mint, c.maxt, c.bytes()});
+    chunks->push_back(ChunkView{c.mint, c.maxt, c.bytes});
   }
   if (open_.num_samples() > 0) {
     const int64_t open_maxt = last_t.load(std::memory_order_relaxed);

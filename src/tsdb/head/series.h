@@ -12,10 +12,13 @@
 //   so appenders can pre-validate without locks; the commit re-validates.
 // - The open chunk is an XOR appender; when it is cut (full, or the next
 //   sample crosses a chunk-range boundary) its samples are re-encoded with
-//   the smallest exact encoding and kept as a closed chunk. While the open
-//   chunk holds samples, its last sample is last_t.
-// - Closed chunk bytes that a concurrent reader may still use are handed to
-//   a garbage list instead of being freed.
+//   the smallest exact encoding and appended to the closed chunks, which
+//   share one exact-size buffer (ClosedChunks). While the open chunk holds
+//   samples, its last sample is last_t.
+// - Closed chunk buffers that a concurrent reader may still use (replaced
+//   by a cut, a truncation or a deletion) are handed to a garbage list
+//   instead of being freed; the caller frees them with delete[] when no
+//   snapshot can point into them.
 #pragma once
 
 #include <atomic>
@@ -27,6 +30,7 @@
 
 #include "common/labels.h"
 #include "tsdb/chunkenc/chunk.h"
+#include "tsdb/head/closed_chunks.h"
 #include "tsdb/sample.h"
 
 namespace gpumon::tsdb::head {
@@ -36,16 +40,6 @@ class SymbolTable;
 struct ChunkOptions {
   int samples_per_chunk = 120;
   int64_t chunk_range_ms = 2LL * 3600 * 1000;  // chunks never span a boundary
-};
-
-// An immutable, compactly encoded chunk.
-struct ClosedChunk {
-  int64_t mint = 0;
-  int64_t maxt = 0;
-  uint8_t* data = nullptr;  // owned (new[]), handed to garbage on removal
-  uint32_t size = 0;
-  uint32_t num_samples = 0;
-  std::span<const uint8_t> bytes() const { return {data, size}; }
 };
 
 // A chunk as seen by readers: closed chunks point into head memory (kept
@@ -73,17 +67,18 @@ class Series {
   bool LabelsEqual(const Labels& labels, const SymbolTable& symbols) const;
 
   // --- appender bookkeeping ---
+  // Last in-order sample committed (kMinTime when none).
+  std::atomic<int64_t> last_t{kMinTime};
+  std::atomic<uint64_t> last_v{0};
   // Appenders holding this series; a series with pending appenders is never
   // garbage-collected.
   std::atomic<uint32_t> pending{0};
   // Written to the WAL sink (guarded by the commit lock).
   bool logged = false;
-  // Last in-order sample committed (kMinTime when none).
-  std::atomic<int64_t> last_t{kMinTime};
-  std::atomic<uint64_t> last_v{0};
 
   // --- data (see the contract above for locking) ---
-  void AppendInOrder(int64_t t, double v, const ChunkOptions& opts);
+  // A cut replaces the closed-chunk buffer; the old one goes to *garbage.
+  void AppendInOrder(int64_t t, double v, const ChunkOptions& opts, std::vector<uint8_t*>* garbage);
   // Inserts an out-of-order sample (its timestamp must not be present).
   void InsertOoo(int64_t t, double v);
   // The stored value bits at exactly t, if any (decodes at most one chunk).
@@ -110,10 +105,6 @@ class Series {
   // *open_copy (which must not be resized while the views live).
   void Snapshot(int64_t mint, int64_t maxt, std::vector<ChunkView>* chunks,
                 std::vector<uint8_t>* open_copy, std::vector<Sample>* ooo) const;
-  // Closed chunks (for cutting blocks); the open chunk's bytes.
-  std::span<const ClosedChunk> closed_chunks() const { return closed_; }
-  std::span<const uint8_t> open_bytes() const { return open_.bytes(); }
-  int64_t open_mint() const { return open_mint_; }
   bool HasOoo() const { return ooo_ != nullptr && !ooo_->empty(); }
   std::span<const Sample> ooo_samples() const {
     return ooo_ ? std::span<const Sample>(*ooo_) : std::span<const Sample>();
@@ -127,22 +118,23 @@ class Series {
   }
 
   // Re-encodes the open chunk as a closed chunk (no-op when empty).
-  void CutOpenChunk();
+  void CutOpenChunk(std::vector<uint8_t*>* garbage);
 
  private:
   Series(uint64_t ref, uint64_t hash, int num_labels)
-      : ref_(ref), hash_(hash), num_labels_(static_cast<uint16_t>(num_labels)) {}
+      : num_labels_(static_cast<uint16_t>(num_labels)), ref_(ref), hash_(hash) {}
   ~Series();
   uint32_t* mutable_label_ids() { return reinterpret_cast<uint32_t*>(this + 1); }
-  void AddClosed(std::span<const Sample> samples);
 
+  // Ordered so the object packs without padding (with the public atomics
+  // above: 8 + 8 + 4 + 1 + 2 + 1 spare, then 8-byte fields).
+  const uint16_t num_labels_;
   const uint64_t ref_;
   const uint64_t hash_;
   int64_t open_mint_ = 0;
   chunkenc::XorAppender open_;
-  std::vector<ClosedChunk> closed_;
+  ClosedChunks closed_;
   std::unique_ptr<std::vector<Sample>> ooo_;  // sorted; allocated on first use
-  const uint16_t num_labels_;
 };
 
 // Decodes a chunk into *out (appending). Returns false on corrupt data.
