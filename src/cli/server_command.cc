@@ -2,6 +2,7 @@
 // (replaying its WAL) and serves the Prometheus HTTP API over it, so
 // Prometheus clients such as Grafana work unchanged. Scraping and rules
 // come later; each part is wired by one function below.
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <filesystem>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "cli/commands.h"
@@ -20,6 +22,9 @@
 #include "common/duration.h"
 #include "common/log.h"
 #include "promql/engine.h"
+#include "scrape/config.h"
+#include "scrape/manager.h"
+#include "scrape/targets_json.h"
 #include "tsdb/db/db.h"
 #include "web/api/backend.h"
 #include "web/api/http_api.h"
@@ -32,7 +37,7 @@ constexpr const char* kUsage =
     "usage: gpumon server [--listen HOST:PORT] [--data DIR] [--retention DURATION]\n"
     "                     [--retention-size BYTES] [--query.timeout DURATION]\n"
     "                     [--query.max-samples N] [--query.max-concurrency N]\n"
-    "                     [--query.lookback-delta DURATION]\n\n"
+    "                     [--query.lookback-delta DURATION] [--config FILE]\n\n"
     "Serves the Prometheus HTTP API (/api/v1/...) over the TSDB in --data\n"
     "(default ./data; load history with `gpumon tsdb import`).\n"
     "  --listen                 address to serve on (default :9090)\n"
@@ -42,7 +47,9 @@ constexpr const char* kUsage =
     "  --query.timeout          longest a query may run (default 2m)\n"
     "  --query.max-samples      most samples a query may hold at once (default 50000000)\n"
     "  --query.max-concurrency  queries run at once; more wait (default 20)\n"
-    "  --query.lookback-delta   how far back an instant selector looks (default 5m)\n";
+    "  --query.lookback-delta   how far back an instant selector looks (default 5m)\n"
+    "  --config                 Prometheus-format configuration: scrape_configs are\n"
+    "                           scraped into the TSDB; SIGHUP reloads it\n";
 
 struct ServerConfig {
   std::string listen = ":9090";
@@ -170,6 +177,7 @@ int RunServer(const std::vector<std::string>& args) {
                                    {"query.max-samples", true},
                                    {"query.max-concurrency", true},
                                    {"query.lookback-delta", true},
+                                   {"config", true},
                                    {"help", false}});
   if (!flags.ok()) {
     std::cerr << "gpumon server: " << flags.status().message() << "\n" << kUsage;
@@ -185,6 +193,22 @@ int RunServer(const std::vector<std::string>& args) {
     return 2;
   }
   const int64_t start_ms = NowMs();
+  // The scrape configuration is checked before anything starts.
+  std::optional<scrape::Config> scrape_config;
+  if (auto path = flags->Get("config")) {
+    auto loaded = scrape::LoadConfig(*path);
+    if (!loaded.ok()) {
+      std::cerr << "gpumon server: " << loaded.status().message() << "\n";
+      return 2;
+    }
+    scrape_config = std::move(*loaded);
+  }
+  // SIGHUP (reload) is taken by a watcher thread; block it before any
+  // thread starts so no other thread receives it.
+  sigset_t hup;
+  sigemptyset(&hup);
+  sigaddset(&hup, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &hup, nullptr);
 
   // Bind first so a port conflict fails fast, before a long WAL replay.
   web::HttpServer server({.threads = 8, .keep_alive_max_requests = 100});
@@ -248,6 +272,43 @@ int RunServer(const std::vector<std::string>& args) {
   info.hostname = LocalHostname();
   info.storage_retention = config->effective_flags["retention"];
   info.flags = config->effective_flags;
+  if (scrape_config) {
+    info.flags["config.file"] = scrape_config->file;
+    info.config_yaml = scrape_config->yaml;
+  }
+
+  // Scraping: one manager appending into the DB's head; SIGHUP reloads
+  // the file, keeping the running configuration when the new one is bad.
+  std::unique_ptr<scrape::Manager> scraper;
+  std::atomic<bool> reload_stop{false};
+  std::thread reloader;
+  if (scrape_config) {
+    scraper = std::make_unique<scrape::Manager>(
+        scrape::HeadAppenderFactory([dbp] { return dbp->Appender(); }));
+    scraper->ApplyConfig(*scrape_config);
+    LogInfo("scraping " + std::to_string(scrape_config->scrape_configs.size()) + " job(s) from " +
+            scrape_config->file);
+    reloader = std::thread([&reload_stop, &scraper, path = scrape_config->file, hup] {
+      while (!reload_stop) {
+        timespec wait{0, 200 * 1000 * 1000};
+        if (sigtimedwait(&hup, nullptr, &wait) != SIGHUP) continue;
+        auto next = scrape::LoadConfig(path);
+        if (!next.ok()) {
+          LogError("reloading " + path +
+                   " failed, keeping the running configuration: " + next.status().message());
+          continue;
+        }
+        scraper->ApplyConfig(*next);
+        LogInfo("reloaded " + path);
+      }
+    });
+    scrape::Manager* mgr = scraper.get();
+    server.raw().Get("/api/v1/targets", [mgr](const httplib::Request& req, httplib::Response& res) {
+      res.set_content(scrape::TargetsJson(mgr->Targets(), req.get_param_value("state"),
+                                          req.get_param_value("scrapePool")),
+                      "application/json");
+    });
+  }
   web::api::QueryApi query_api(backend, NowMs);
   web::api::SeriesApi series_api(backend);
   web::api::StatusApi status_api(backend, info, NowMs);
@@ -260,6 +321,11 @@ int RunServer(const std::vector<std::string>& args) {
           std::to_string(server.port()) + ")");
   server.Run();
   finish();
+  if (scraper) {
+    reload_stop = true;
+    if (reloader.joinable()) reloader.join();
+    scraper->Stop();  // writes stale markers for every scraped series
+  }
   LogInfo("server stopped");
   return 0;
 }

@@ -1,0 +1,29 @@
+#include "scrape/appender.h"
+
+namespace gpumon::scrape {
+namespace {
+
+class HeadAdapter : public Appender {
+ public:
+  explicit HeadAdapter(std::unique_ptr<tsdb::head::HeadAppender> app) : app_(std::move(app)) {}
+  Status Append(const Labels& labels, int64_t t_ms, double v) override {
+    auto r = app_->Append(0, labels, t_ms, v);
+    return r.ok() ? Status::Ok() : r.status();
+  }
+  Status Commit() override { return app_->Commit(); }
+  void Rollback() override { app_->Rollback(); }
+
+ private:
+  std::unique_ptr<tsdb::head::HeadAppender> app_;
+};
+
+}  // namespace
+
+AppenderFactory HeadAppenderFactory(
+    std::function<std::unique_ptr<tsdb::head::HeadAppender>()> make) {
+  return [make = std::move(make)]() -> std::unique_ptr<Appender> {
+    return std::make_unique<HeadAdapter>(make());
+  };
+}
+
+}  // namespace gpumon::scrape

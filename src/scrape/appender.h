@@ -1,0 +1,35 @@
+// Appender: where scraped samples go. One appender per scrape: samples are
+// buffered by Append and made visible together by Commit.
+//
+// Contract:
+// - Append may reject one sample (out of order, duplicate timestamp); the
+//   scrape loop counts such rejections and carries on with the batch.
+// - Commit applies the batch or nothing; Rollback discards it.
+// - HeadAppenderFactory adapts the TSDB head's appender (DB::Appender()),
+//   remembering series refs per label set is left to the head itself.
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include "common/labels.h"
+#include "common/status.h"
+#include "tsdb/head/head_appender.h"
+
+namespace gpumon::scrape {
+
+class Appender {
+ public:
+  virtual ~Appender() = default;
+  virtual Status Append(const Labels& labels, int64_t t_ms, double v) = 0;
+  virtual Status Commit() = 0;
+  virtual void Rollback() = 0;
+};
+
+using AppenderFactory = std::function<std::unique_ptr<Appender>()>;
+
+// Wraps appenders made by `make` (e.g. [db] { return db->Appender(); }).
+AppenderFactory HeadAppenderFactory(
+    std::function<std::unique_ptr<tsdb::head::HeadAppender>()> make);
+
+}  // namespace gpumon::scrape

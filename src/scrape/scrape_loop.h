@@ -1,0 +1,123 @@
+// ScrapeLoop: scrapes one target on its own schedule and appends what it
+// gets, plus the report series, into storage.
+//
+// Contract:
+// - Each scrape: fetch (bounded by the target's timeout), parse with the
+//   exposition parser (format from Content-Type), label each sample with
+//   the target's labels (honor_labels: scraped labels win; otherwise a
+//   clashing scraped label is kept as exported_<name>), apply
+//   metric_relabel_configs, stamp with the scrape start time (or the
+//   sample's own with honor_timestamps), and append. sample_limit and
+//   label_limit violations, parse errors and fetch errors fail the scrape:
+//   its samples are discarded and up is 0.
+// - Report series each scrape: up, scrape_duration_seconds,
+//   scrape_samples_scraped, scrape_samples_post_metric_relabeling,
+//   scrape_series_added, labeled with the target's labels.
+// - Staleness: a series present in the previous successful scrape but not
+//   in this one gets a stale marker (tsdb::StaleNaN) at this scrape's
+//   time; a failed scrape marks all of the previous scrape's series stale;
+//   Stop() marks everything stale, report series included.
+// - One scrape is one appender commit. Samples the storage rejects (out of
+//   order, duplicate) are skipped, not errors.
+// - Start() runs scrapes on a dedicated thread at interval, offset within
+//   the interval by a hash of the target (spreading load, stable across
+//   restarts). A slow target only delays itself. Status() is thread-safe.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "scrape/appender.h"
+#include "scrape/config.h"
+#include "scrape/http_fetch.h"
+#include "scrape/target.h"
+
+namespace gpumon::scrape {
+
+struct LoopOptions {
+  bool honor_labels = false;
+  bool honor_timestamps = true;
+  uint64_t sample_limit = 0;  // 0: none
+  uint64_t label_limit = 0;
+  uint64_t label_name_length_limit = 0;
+  uint64_t label_value_length_limit = 0;
+  uint64_t body_size_limit = 0;
+  std::vector<RelabelConfig> metric_relabel_configs;
+
+  static LoopOptions From(const ScrapeConfig& c);
+};
+
+enum class Health { kUnknown, kUp, kDown };
+const char* HealthName(Health h);  // "unknown", "up", "down"
+
+struct TargetStatus {
+  Health health = Health::kUnknown;
+  std::string last_error;
+  int64_t last_scrape_ms = 0;  // wall clock of the last scrape's start; 0: never
+  double last_duration_s = 0;
+  uint64_t last_samples = 0;  // post-relabeling, appended
+};
+
+class ScrapeLoop {
+ public:
+  using Clock = std::function<int64_t()>;  // wall clock, ms
+
+  ScrapeLoop(Target target, LoopOptions options, AppenderFactory appender,
+             Fetcher fetcher = HttpFetch, Clock clock = {});
+  ~ScrapeLoop();
+  ScrapeLoop(const ScrapeLoop&) = delete;
+  ScrapeLoop& operator=(const ScrapeLoop&) = delete;
+
+  // Runs scrapes on a thread until Stop().
+  void Start();
+  // Stops the thread (waits for an in-flight scrape) and, when
+  // `mark_stale`, appends stale markers for every series last written.
+  void Stop(bool mark_stale = true);
+
+  // One scrape at `now_ms`, on the caller's thread (tests, and the loop).
+  void ScrapeOnce(int64_t now_ms);
+
+  const Target& target() const { return target_; }
+  TargetStatus Status() const;
+  // Offset of this target's scrapes within the interval.
+  int64_t OffsetMs() const;
+
+ private:
+  struct Scraped {
+    Labels labels;
+    int64_t t;
+    double v;
+  };
+  gpumon::Status Collect(const FetchResult& res, int64_t now_ms, std::vector<Scraped>& out,
+                         uint64_t& scraped);
+  Labels MutateSampleLabels(std::vector<Label> scraped) const;
+  Labels ReportLabels(std::string_view name) const;
+  void Run();
+
+  const Target target_;
+  const LoopOptions opts_;
+  AppenderFactory make_appender_;
+  Fetcher fetch_;
+  Clock clock_;
+
+  // Series written by the last scrape (by label hash), for staleness.
+  std::unordered_map<uint64_t, Labels> last_series_;
+  int64_t last_t_ = 0;
+  bool wrote_report_ = false;
+
+  mutable std::mutex mu_;
+  TargetStatus status_;
+
+  std::mutex run_mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace gpumon::scrape
