@@ -9,13 +9,20 @@
 //   memory   1M series of GPU-shaped labels, 4 samples each: RSS delta and
 //            HeadStats.memory_bytes per series. Target <= 1 KiB.
 //   full     1M series holding a full two-hour head (480 samples at 15 s),
-//            GPU-like values and pessimistic ones, each built in a child
-//            process so its RSS delta is not blurred by the other's freed
-//            heap. Target <= 1 KiB per series.
+//            three value sources: synthetic GPU-like values, pessimistic
+//            ones, and the simulator's real value streams (`gpumon
+//            simulate-export`, 1 node x 8 H200 x 2 h, cycled over with a
+//            distinct host per replica). Each is built in a child process
+//            so its RSS delta is not blurred by another's freed heap.
+//            Target <= 1 KiB per series.
 //   decode   every sample read back through a querier, of the head and of
 //            a persisted block. Reported per core.
 //
-// Usage: gpumon_tsdb_bench [--series_memory=N] [--full_series=N] [--only=full] [--dir=D]
+// Usage: gpumon_tsdb_bench [--series_memory=N] [--full_series=N] [--only=full]
+//                          [--full_values=gpu,pessimistic,sim] [--sim_file=PATH] [--dir=D]
+// Without --sim_file the simulator's file is written into the temporary
+// directory by the `gpumon` binary next to this one.
+#include <malloc.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,8 +34,10 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tsdb/db/db.h"
@@ -178,10 +187,163 @@ std::string Fmt(const char* f, double v) {
   return buf;
 }
 
+// The simulator's value streams: every series of one `gpumon
+// simulate-export` file, its labels and its first `samples` values.
+struct SimStreams {
+  std::vector<std::vector<Label>> labels;  // per stream, without job/instance
+  std::vector<double> values;              // stream-major, `samples` per stream
+  int samples = 0;
+  size_t size() const { return labels.size(); }
+};
+
+// Splits `name{a="x",b="y"} value [timestamp]` (the simulator's OpenMetrics
+// lines; escapes \\, \" and \n in values) into labels and a value.
+bool ParseSampleLine(std::string_view line, std::vector<Label>* labels, std::string* key,
+                     double* value) {
+  labels->clear();
+  size_t brace = line.find_first_of("{ ");
+  if (brace == std::string_view::npos) return false;
+  labels->push_back({"__name__", std::string(line.substr(0, brace))});
+  size_t p = brace;
+  if (line[p] == '{') {
+    ++p;
+    while (p < line.size() && line[p] != '}') {
+      size_t eq = line.find('=', p);
+      if (eq == std::string_view::npos || eq + 1 >= line.size() || line[eq + 1] != '"') {
+        return false;
+      }
+      Label l{std::string(line.substr(p, eq - p)), {}};
+      size_t q = eq + 2;
+      for (; q < line.size() && line[q] != '"'; ++q) {
+        if (line[q] == '\\' && q + 1 < line.size()) {
+          ++q;
+          l.value.push_back(line[q] == 'n' ? '\n' : line[q]);
+        } else {
+          l.value.push_back(line[q]);
+        }
+      }
+      if (q >= line.size()) return false;
+      labels->push_back(std::move(l));
+      p = q + 1;
+      if (p < line.size() && line[p] == ',') ++p;
+    }
+    if (p >= line.size()) return false;
+    *key = std::string(line.substr(0, p + 1));
+    ++p;
+  } else {
+    *key = std::string(line.substr(0, p));
+  }
+  while (p < line.size() && line[p] == ' ') ++p;
+  size_t end = line.find(' ', p);
+  std::string num(line.substr(p, end == std::string_view::npos ? line.size() - p : end - p));
+  char* stop = nullptr;
+  *value = std::strtod(num.c_str(), &stop);  // also takes NaN, +Inf, -Inf
+  return stop != num.c_str() && *stop == '\0';
+}
+
+// Reads the simulator's file line by line (no whole-file buffer, so the
+// children's RSS baseline is not inflated by freed parse memory).
+SimStreams LoadSim(const std::string& path, int samples) {
+  std::ifstream in(path);
+  if (!in) {
+    std::fprintf(stderr, "cannot read %s\n", path.c_str());
+    std::exit(1);
+  }
+  std::map<std::string, size_t> index;
+  std::vector<std::vector<double>> streams;
+  SimStreams sim;
+  std::string line, key;
+  std::vector<Label> labels;
+  size_t lineno = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (line.empty() || line[0] == '#') continue;
+    double v = 0;
+    if (!ParseSampleLine(line, &labels, &key, &v)) {
+      std::fprintf(stderr, "%s:%zu: cannot parse sample line\n", path.c_str(), lineno);
+      std::exit(1);
+    }
+    auto [it, inserted] = index.try_emplace(key, streams.size());
+    if (inserted) {
+      streams.emplace_back();
+      sim.labels.push_back(labels);
+    }
+    streams[it->second].push_back(v);
+  }
+  sim.samples = samples;
+  sim.values.reserve(streams.size() * static_cast<size_t>(samples));
+  for (size_t s = 0; s < streams.size(); ++s) {
+    if (streams[s].size() < static_cast<size_t>(samples)) {
+      std::fprintf(stderr, "%s: series %zu has %zu samples, need %d (use --duration 2h)\n",
+                   path.c_str(), s, streams[s].size(), samples);
+      std::exit(1);
+    }
+    sim.values.insert(sim.values.end(), streams[s].begin(), streams[s].begin() + samples);
+  }
+  if (streams.empty()) {
+    std::fprintf(stderr, "%s: no samples\n", path.c_str());
+    std::exit(1);
+  }
+  return sim;
+}
+
+// Runs `gpumon simulate-export` (the binary next to this one): 1 node of 8
+// H200 over 2 h at 15 s, the full metric set, a fixed seed and start.
+std::string WriteSimFile(const std::string& dir) {
+  std::string exe = std::filesystem::read_symlink("/proc/self/exe").string();
+  std::string gpumon = exe.substr(0, exe.rfind('/') + 1) + "gpumon";
+  std::string out = dir + "/sim.om";
+  std::fflush(stdout);
+  pid_t pid = fork();
+  if (pid == 0) {
+    execl(gpumon.c_str(), gpumon.c_str(), "simulate-export", "--out", out.c_str(), "--nodes", "1",
+          "--gpus", "8", "--model", "h200", "--duration", "2h", "--interval", "15s", "--start",
+          "1700000000", "--seed", "1", static_cast<char*>(nullptr));
+    std::perror(gpumon.c_str());
+    std::_Exit(127);
+  }
+  int status = 0;
+  if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::fprintf(stderr, "%s simulate-export failed; pass --sim_file=PATH instead\n",
+                 gpumon.c_str());
+    std::exit(1);
+  }
+  return out;
+}
+
+// Labels of head series i built from the simulator's streams: stream
+// i % streams, replica i / streams as its own host (hostname, instance and
+// GPU UUIDs are per host, as on a real fleet; job as a scrape adds it).
+Labels SimLabels(const SimStreams& sim, int i) {
+  const size_t stream = static_cast<size_t>(i) % sim.size();
+  const size_t replica = static_cast<size_t>(i) / sim.size();
+  char host[32], instance[48];
+  std::snprintf(host, sizeof host, "sim-node-%05zu", replica);
+  std::snprintf(instance, sizeof instance, "sim-node-%05zu:9400", replica);
+  std::vector<Label> ls = sim.labels[stream];
+  for (auto& l : ls) {
+    if (l.name == "hostname") {
+      l.value = host;
+    } else if ((l.name == "uuid" || l.name == "UUID") && l.value.size() >= 12) {
+      // Same shape, distinct per host: the last 12 hex digits mixed with the replica.
+      uint64_t x = std::strtoull(l.value.substr(l.value.size() - 12).c_str(), nullptr, 16);
+      x = (x ^ (replica * 0x9e3779b97f4a7c15ULL)) & 0xffffffffffffULL;
+      char tail[16];
+      std::snprintf(tail, sizeof tail, "%012" PRIx64, x);
+      l.value.replace(l.value.size() - 12, 12, tail);
+    }
+  }
+  ls.push_back({"job", "gpumon"});
+  ls.push_back({"instance", instance});
+  return Labels::FromUnsorted(std::move(ls));
+}
+
+enum class Values { kGpuLike, kPessimistic, kSim };
+
 // Builds a head of `series` series with `samples` samples each at a 15 s
 // step (batches of 10,000 series per commit, refs reused), in a child
 // process, and prints its memory rows.
-void FullHead(int series, int samples, bool pessimistic) {
+void FullHead(int series, int samples, Values values, const SimStreams* sim) {
   std::fflush(stdout);
   pid_t pid = fork();
   if (pid < 0) {
@@ -201,8 +363,22 @@ void FullHead(int series, int samples, bool pessimistic) {
   for (int k = 0; k < samples; ++k) {
     auto app = head->Appender();
     for (int i = 0; i < series; ++i) {
-      Labels l = refs[i] == 0 ? GpuLabels(i) : Labels();
-      const double v = pessimistic ? PessimisticValue(i, k) : Value(i, k);
+      double v = 0;
+      Labels l;
+      switch (values) {
+        case Values::kGpuLike:
+          if (refs[i] == 0) l = GpuLabels(i);
+          v = Value(i, k);
+          break;
+        case Values::kPessimistic:
+          if (refs[i] == 0) l = GpuLabels(i);
+          v = PessimisticValue(i, k);
+          break;
+        case Values::kSim:
+          if (refs[i] == 0) l = SimLabels(*sim, i);
+          v = sim->values[(static_cast<size_t>(i) % sim->size()) * sim->samples + k];
+          break;
+      }
       auto r = app->Append(refs[i], l, kT0 + k * kStep, v);
       Check(r.status(), "append");
       refs[i] = *r;
@@ -214,7 +390,9 @@ void FullHead(int series, int samples, bool pessimistic) {
   const size_t rss1 = Rss();
   const auto st = head->Stats(0);
   const double n = static_cast<double>(st.series);
-  const std::string what = std::string(pessimistic ? "pessimistic" : "GPU-like") + " values";
+  const char* what = values == Values::kGpuLike       ? "GPU-like values"
+                     : values == Values::kPessimistic ? "pessimistic values"
+                                                      : "simulator values";
   Row(("full 2h head: " + std::to_string(st.series) + " series x " + std::to_string(samples) +
        " samples, " + what)
           .c_str(),
@@ -237,6 +415,8 @@ int main(int argc, char** argv) {
   int memory_series = 1'000'000;
   int full_series = 1'000'000;
   bool only_full = false;
+  std::string full_values = "gpu,pessimistic,sim";
+  std::string sim_file;
   std::string dir;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -246,12 +426,16 @@ int main(int argc, char** argv) {
       full_series = std::atoi(a.c_str() + 14);
     } else if (a == "--only=full") {
       only_full = true;
+    } else if (a.rfind("--full_values=", 0) == 0) {
+      full_values = a.substr(14);
+    } else if (a.rfind("--sim_file=", 0) == 0) {
+      sim_file = a.substr(11);
     } else if (a.rfind("--dir=", 0) == 0) {
       dir = a.substr(6);
     } else {
       std::fprintf(stderr,
                    "usage: gpumon_tsdb_bench [--series_memory=N] [--full_series=N] [--only=full] "
-                   "[--dir=D]\n");
+                   "[--full_values=gpu,pessimistic,sim] [--sim_file=PATH] [--dir=D]\n");
       return 2;
     }
   }
@@ -337,8 +521,20 @@ int main(int argc, char** argv) {
   }
   // 3. A full two-hour head: 480 samples at 15 s per series.
   if (full_series > 0) {
-    FullHead(full_series, 480, false);
-    FullHead(full_series, 480, true);
+    auto wants = [&](const char* v) {
+      return ("," + full_values + ",").find("," + std::string(v) + ",") != std::string::npos;
+    };
+    if (wants("gpu")) FullHead(full_series, 480, Values::kGpuLike, nullptr);
+    if (wants("pessimistic")) FullHead(full_series, 480, Values::kPessimistic, nullptr);
+    if (wants("sim")) {
+      SimStreams sim = LoadSim(sim_file.empty() ? WriteSimFile(dir) : sim_file, 480);
+      malloc_trim(0);  // parse memory must not be reused by the child's head
+      std::printf("| %-52s | %20s | %-12s |\n",
+                  ("full 2h head: simulator streams (" + std::to_string(sim.size()) + ")").c_str(),
+                  (std::to_string(full_series / static_cast<int>(sim.size())) + " hosts").c_str(),
+                  "-");
+      FullHead(full_series, 480, Values::kSim, &sim);
+    }
   }
   if (own_dir) fs::remove_all(dir);
   return 0;

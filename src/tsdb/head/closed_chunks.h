@@ -6,10 +6,12 @@
 // rounding and capacity slack than the compressed samples themselves.
 //
 // Contract:
-// - Layout of the buffer: the chunks in time order, each an entry header
-//   {mint int64, maxt int64, num_samples uint16, size uint32} (22 bytes,
-//   native byte order, unaligned) followed by its `size` chunk bytes
+// - Layout of the buffer: the chunks in time order, each an entry header of
+//   four varints {mint - previous entry's maxt (zigzag; 0 before the first
+//   entry), maxt - mint, num_samples, size} (8-12 bytes for a head chunk,
+//   at most kMaxHeaderBytes) followed by its `size` chunk bytes
 //   (docs/tsdb-head.md). The buffer is exactly the sum of the entries.
+// - Entries need mint <= maxt, and mint > the previous entry's maxt.
 // - Mutations never write to bytes a reader may hold: they build a new
 //   buffer and return the old one, which the caller must free with
 //   delete[] once no snapshot can still point into it (the head's epochs).
@@ -32,20 +34,26 @@ class ClosedChunks {
     std::span<const uint8_t> bytes;
   };
 
-  // Forward iteration over the entries.
+  // Forward iteration over the entries (headers are delta-coded, so only
+  // forward).
   class Iterator {
    public:
-    Iterator(const uint8_t* p, const uint8_t* end) : p_(p), end_(end) {}
-    bool Done() const { return p_ == end_; }
-    Entry Get() const;
+    Iterator(const uint8_t* p, const uint8_t* end) : next_(p), end_(end) { Advance(); }
+    bool Done() const { return done_; }
+    const Entry& Get() const { return cur_; }
     void Advance();
 
    private:
-    const uint8_t* p_;
+    const uint8_t* next_;
     const uint8_t* end_;
+    Entry cur_;
+    bool done_ = false;
   };
 
-  static constexpr size_t kHeaderBytes = 22;
+  static constexpr size_t kMaxHeaderBytes = 10 + 10 + 5 + 5;
+  // Header bytes of entry e after an entry ending at prev_maxt (0 for the
+  // first entry).
+  static size_t HeaderBytes(const Entry& e, int64_t prev_maxt);
 
   ClosedChunks() = default;
   ~ClosedChunks() { delete[] data_; }

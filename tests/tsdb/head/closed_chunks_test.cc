@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "head_test_util.h"
@@ -35,10 +36,12 @@ TEST(ClosedChunksTest, AppendKeepsOrderAndExactSize) {
   ASSERT_NE(old, nullptr);
   // The retired buffer still holds the first entry, so a reader's span into
   // it stays readable until the caller frees it.
-  EXPECT_EQ(old[ClosedChunks::kHeaderBytes], 0xaa);
+  // First header: zigzag(-5 - 0), 10 - -5, 3, 7: one varint byte each.
+  EXPECT_EQ(old[4], 0xaa);
   delete[] old;
   EXPECT_EQ(c.size(), 2u);
-  EXPECT_EQ(c.buffer_bytes(), 2 * ClosedChunks::kHeaderBytes + a.size() + b.size());
+  // Second header: zigzag(20 - 10) (1 byte), 2^40 - 20 (6), 65535 (3), 300 (2).
+  EXPECT_EQ(c.buffer_bytes(), 4 + 12 + a.size() + b.size());
   auto e = Entries(c);
   ASSERT_EQ(e.size(), 2u);
   EXPECT_EQ(e[0].mint, -5);
@@ -51,6 +54,49 @@ TEST(ClosedChunksTest, AppendKeepsOrderAndExactSize) {
   EXPECT_EQ(std::vector<uint8_t>(e[1].bytes.begin(), e[1].bytes.end()), b);
   EXPECT_EQ(c.front().mint, -5);
   EXPECT_EQ(c.back().mint, 20);
+}
+
+// A full head's chunk (120 samples at 15 s, a 2023 timestamp) costs a
+// dozen header bytes (22 with fixed-width fields), the ones after it fewer
+// (their mint is a delta).
+TEST(ClosedChunksTest, HeadersOfHeadChunksAreSmall) {
+  const int64_t t0 = 1'700'000'000'000;
+  const auto a = Bytes(150, 1), b = Bytes(20, 2);
+  const ClosedChunks::Entry e0{t0, t0 + 119 * 15'000, 120, a};
+  const ClosedChunks::Entry e1{t0 + 120 * 15'000, t0 + 239 * 15'000, 120, b};
+  // zigzag(t0) has 42 bits (6 bytes), 119 * 15 s 21 bits (3), 120 (1), 150 (2).
+  EXPECT_EQ(ClosedChunks::HeaderBytes(e0, 0), 12u);
+  // zigzag(15 s) (3 bytes), 119 * 15 s (3), 120 (1), 20 (1).
+  EXPECT_EQ(ClosedChunks::HeaderBytes(e1, e0.maxt), 8u);
+  ClosedChunks c;
+  delete[] c.Append(e0);
+  delete[] c.Append(e1);
+  EXPECT_EQ(c.buffer_bytes(),
+            ClosedChunks::HeaderBytes(e0, 0) + ClosedChunks::HeaderBytes(e1, e0.maxt) + 170);
+  EXPECT_EQ(c.back().mint, e1.mint);
+  EXPECT_EQ(c.back().maxt, e1.maxt);
+  EXPECT_EQ(c.back().num_samples, 120u);
+}
+
+// Delta-coded headers still hold any int64 times exactly.
+TEST(ClosedChunksTest, ExtremeTimesRoundTrip) {
+  const int64_t lo = std::numeric_limits<int64_t>::min();
+  const int64_t hi = std::numeric_limits<int64_t>::max();
+  const auto a = Bytes(1, 9), b = Bytes(2, 8), d = Bytes(3, 7);
+  ClosedChunks c;
+  delete[] c.Assign(
+      std::vector<ClosedChunks::Entry>{{lo, lo + 1, 2, a}, {-1, 0, 1, b}, {hi - 1, hi, 70000, d}});
+  auto e = Entries(c);
+  ASSERT_EQ(e.size(), 3u);
+  EXPECT_EQ(e[0].mint, lo);
+  EXPECT_EQ(e[0].maxt, lo + 1);
+  EXPECT_EQ(e[1].mint, -1);
+  EXPECT_EQ(e[1].maxt, 0);
+  EXPECT_EQ(e[2].mint, hi - 1);
+  EXPECT_EQ(e[2].maxt, hi);
+  EXPECT_EQ(e[2].num_samples, 70000u);
+  EXPECT_EQ(std::vector<uint8_t>(e[2].bytes.begin(), e[2].bytes.end()), d);
+  EXPECT_LE(c.buffer_bytes(), 3 * ClosedChunks::kMaxHeaderBytes + 6);
 }
 
 TEST(ClosedChunksTest, AssignFromOwnEntriesAndToEmpty) {
