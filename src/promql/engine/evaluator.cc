@@ -267,12 +267,55 @@ Matrix Evaluator::EvalRangeCall(const Call& c, int range_arg) {
 
   const int steps = NumSteps();
   Matrix res;
+  // Functions with a batch form (deriv, predict_linear) take all windows
+  // of a series in one call.
+  const BatchRangeImpl batch = FindBatchRangeImpl(name);
+  const bool use_batch = batch != nullptr && range_arg == 0 && nargs <= 2 &&
+                         (nargs < 2 || types[1] == ValueType::kScalar);
+  std::vector<BatchWindow> windows;
+  for (auto& s : in.series) {
+    if (!use_batch) break;
+    ctx_.MaybeCheckDeadline();
+    const auto& pts = s.points;
+    windows.clear();
+    size_t lo = 0, hi = 0;
+    size_t step = 0;
+    for (int64_t ts = start_; ts <= end_; ts += interval_, ++step) {
+      const int64_t ref = (in.at_ms ? *in.at_ms : ts) - in.offset_ms;
+      while (hi < pts.size() && pts[hi].t <= ref) ++hi;
+      while (lo < hi && pts[lo].t <= ref - in.range_ms) ++lo;
+      if (lo >= hi) continue;
+      // Each window is held in memory while the function runs.
+      ctx_.AddSamples(static_cast<int64_t>(hi - lo));
+      ctx_.current_samples -= static_cast<int64_t>(hi - lo);
+      BatchWindow w;
+      w.ts = ts;
+      w.begin = lo;
+      w.end = hi;
+      if (nargs == 2) w.scalar = scalar_args[1][step];
+      windows.push_back(w);
+    }
+    batch(pts, windows);
+    Series o;
+    for (const BatchWindow& w : windows) {
+      if (!w.has_value) continue;
+      if (o.points.empty()) o.points.reserve(windows.size());
+      o.points.push_back(FPoint{w.ts, w.value});
+    }
+    if (!o.points.empty()) {
+      o.metric = DropMetricName(s.metric);
+      ctx_.AddSamples(static_cast<int64_t>(o.points.size()));
+      res.push_back(std::move(o));
+    }
+  }
   Vector out;
   FunctionArgs fa;
   fa.args = args;
   fa.call = &c;
   fa.annotations = &ctx_.annotations;
+  fa.window_metric = &window.metric;
   for (auto& s : in.series) {
+    if (use_batch) break;
     ctx_.MaybeCheckDeadline();
     const auto& pts = s.points;
     window.metric = s.metric;
@@ -286,8 +329,9 @@ Matrix Evaluator::EvalRangeCall(const Call& c, int range_arg) {
       while (hi < pts.size() && pts[hi].t <= ref) ++hi;
       while (lo < hi && pts[lo].t <= from) ++lo;
       if (lo >= hi) continue;
-      window.points.assign(pts.begin() + static_cast<ptrdiff_t>(lo),
-                           pts.begin() + static_cast<ptrdiff_t>(hi));
+      // The function sees the window as a view into the loaded points
+      // (functions.h), not a per-step copy.
+      fa.window_points = std::span<const FPoint>(pts.data() + lo, hi - lo);
       // The window is held in memory while the function runs.
       ctx_.AddSamples(static_cast<int64_t>(hi - lo));
       ctx_.current_samples -= static_cast<int64_t>(hi - lo);

@@ -8,8 +8,22 @@
 
 namespace gpumon::promql::fn {
 
+const Label* MetricNameLabel(const Labels& labels) {
+  for (const Label& l : labels) {
+    const int c = std::string_view(l.name).compare(kMetricName);
+    if (c == 0) return &l;
+    if (c > 0) break;
+  }
+  return nullptr;
+}
+
+std::string_view MetricNameOf(const Labels& labels) {
+  const Label* l = MetricNameLabel(labels);
+  return l == nullptr ? std::string_view() : std::string_view(l->value);
+}
+
 Labels DropMetricName(const Labels& labels) {
-  if (!labels.Has(kMetricName)) return labels;
+  if (MetricNameLabel(labels) == nullptr) return labels;
   thread_local Labels last_in;
   thread_local Labels last_out;
   if (labels == last_in) return last_out;
@@ -33,10 +47,12 @@ const Matrix* MatrixArg(const FunctionArgs& a, size_t i) {
   return std::get_if<Matrix>(&a.args[i]);
 }
 
-const Series* SeriesArg(const FunctionArgs& a, size_t i) {
+std::optional<SeriesView> SeriesArg(const FunctionArgs& a, size_t i) {
   const Matrix* m = MatrixArg(a, i);
-  if (m == nullptr || m->empty()) return nullptr;
-  return &m->front();
+  if (m == nullptr) return std::nullopt;
+  if (a.window_metric != nullptr) return SeriesView{*a.window_metric, a.window_points};
+  if (m->empty()) return std::nullopt;
+  return SeriesView{m->front().metric, m->front().points};
 }
 
 double ScalarArg(const FunctionArgs& a, size_t i, double def) {
@@ -160,18 +176,6 @@ std::string QuoteGo(std::string_view s) {
   }
   out.push_back('"');
   return out;
-}
-
-void KahanInc(double inc, double& sum, double& c) {
-  double t = sum + inc;
-  if (std::isinf(t)) {
-    c = 0;
-  } else if (std::fabs(sum) >= std::fabs(inc)) {
-    c += (sum - t) + inc;
-  } else {
-    c += (inc - t) + sum;
-  }
-  sum = t;
 }
 
 double GoMax(double a, double b) {

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -23,12 +24,27 @@
 
 namespace gpumon::promql::fn {
 
+// The __name__ label (null when there is none) and its value (empty when
+// none). Label sets are sorted and __name__ sorts before ordinary names,
+// so a forward scan usually stops at the first label: cheaper than
+// Labels::Get/Has for per-step use.
+const Label* MetricNameLabel(const Labels& labels);
+std::string_view MetricNameOf(const Labels& labels);
+
 // The labels without __name__ (the same object when there is none).
 Labels DropMetricName(const Labels& labels);
 
 const Vector* VectorArg(const FunctionArgs& a, size_t i);
-// The first series of a matrix argument (the engine passes one), or null.
-const Series* SeriesArg(const FunctionArgs& a, size_t i);
+
+// A range argument's window: the series' labels and the points in it.
+struct SeriesView {
+  const Labels& metric;
+  std::span<const FPoint> points;
+};
+// The window of matrix argument i: the engine's view when it passed one,
+// else the argument's first series (the engine passes one); nullopt when
+// argument i is not a matrix or holds no series.
+std::optional<SeriesView> SeriesArg(const FunctionArgs& a, size_t i);
 const Matrix* MatrixArg(const FunctionArgs& a, size_t i);
 double ScalarArg(const FunctionArgs& a, size_t i, double def);
 bool HasArg(const FunctionArgs& a, size_t i);
@@ -39,8 +55,19 @@ std::string FormatG(double v);
 std::string FormatF(double v);
 std::string QuoteGo(std::string_view s);
 
-// Neumaier-compensated addition, as Prometheus's kahansum.Inc.
-void KahanInc(double inc, double& sum, double& c);
+// Neumaier-compensated addition, as Prometheus's kahansum.Inc. Inline:
+// regressions and sums call it per sample.
+inline void KahanInc(double inc, double& sum, double& c) {
+  const double t = sum + inc;
+  if (__builtin_isinf(t)) {
+    c = 0;
+  } else if (__builtin_fabs(sum) >= __builtin_fabs(inc)) {
+    c += (sum - t) + inc;
+  } else {
+    c += (inc - t) + sum;
+  }
+  sum = t;
+}
 
 // Go's math.Max / math.Min (NaN and signed-zero rules differ from fmax).
 double GoMax(double a, double b);
@@ -86,6 +113,8 @@ Status Resets(const FunctionArgs& a, Vector& out);
 // trend.cc
 Status Deriv(const FunctionArgs& a, Vector& out);
 Status PredictLinear(const FunctionArgs& a, Vector& out);
+void DerivBatch(std::span<const FPoint> points, std::span<BatchWindow> windows);
+void PredictLinearBatch(std::span<const FPoint> points, std::span<BatchWindow> windows);
 Status DoubleExponentialSmoothing(const FunctionArgs& a, Vector& out);
 // math.cc
 Status Abs(const FunctionArgs& a, Vector& out);

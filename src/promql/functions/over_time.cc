@@ -10,13 +10,13 @@ namespace {
 
 // The window's series when it has points (the engine skips empty windows,
 // but a direct caller may not).
-const Series* Window(const FunctionArgs& a, size_t i = 0) {
-  const Series* s = SeriesArg(a, i);
-  if (s == nullptr || s->points.empty()) return nullptr;
+std::optional<SeriesView> Window(const FunctionArgs& a, size_t i = 0) {
+  const auto s = SeriesArg(a, i);
+  if (!s || s->points.empty()) return std::nullopt;
   return s;
 }
 
-void Emit(const FunctionArgs& a, const Series& s, double v, Vector& out) {
+void Emit(const FunctionArgs& a, const SeriesView& s, double v, Vector& out) {
   out.push_back(Sample{DropMetricName(s.metric), a.ts, v});
 }
 
@@ -31,7 +31,7 @@ std::vector<double>& Scratch() {
 // Picks the point `better(candidate, current)` prefers; a NaN current
 // value is always replaced, as Prometheus does.
 template <typename Better>
-const FPoint& Extreme(const Series& s, Better better) {
+const FPoint& Extreme(const SeriesView& s, Better better) {
   const FPoint* best = &s.points.front();
   for (const auto& p : s.points) {
     if (better(p.f, best->f) || std::isnan(best->f)) best = &p;
@@ -39,7 +39,7 @@ const FPoint& Extreme(const Series& s, Better better) {
   return *best;
 }
 
-double Variance(const Series& s) {
+double Variance(const SeriesView& s) {
   double count = 0, mean = 0, c_mean = 0, aux = 0, c_aux = 0;
   for (const auto& p : s.points) {
     count++;
@@ -53,8 +53,8 @@ double Variance(const Series& s) {
 }  // namespace
 
 Status AvgOverTime(const FunctionArgs& a, Vector& out) {
-  const Series* s = Window(a);
-  if (s == nullptr) return Status::Ok();
+  const auto s = Window(a);
+  if (!s) return Status::Ok();
   const auto& p = s->points;
   // Compensated sum; once it overflows, switch to an incremental mean
   // (as Prometheus) so huge values still average to a finite result.
@@ -85,8 +85,8 @@ Status AvgOverTime(const FunctionArgs& a, Vector& out) {
 }
 
 Status SumOverTime(const FunctionArgs& a, Vector& out) {
-  const Series* s = Window(a);
-  if (s == nullptr) return Status::Ok();
+  const auto s = Window(a);
+  if (!s) return Status::Ok();
   double sum = 0, c = 0;
   for (const auto& p : s->points) KahanInc(p.f, sum, c);
   Emit(a, *s, std::isinf(sum) ? sum : sum + c, out);
@@ -94,37 +94,37 @@ Status SumOverTime(const FunctionArgs& a, Vector& out) {
 }
 
 Status CountOverTime(const FunctionArgs& a, Vector& out) {
-  const Series* s = Window(a);
-  if (s == nullptr) return Status::Ok();
+  const auto s = Window(a);
+  if (!s) return Status::Ok();
   Emit(a, *s, static_cast<double>(s->points.size()), out);
   return Status::Ok();
 }
 
 Status MinOverTime(const FunctionArgs& a, Vector& out) {
-  const Series* s = Window(a);
-  if (s == nullptr) return Status::Ok();
+  const auto s = Window(a);
+  if (!s) return Status::Ok();
   Emit(a, *s, Extreme(*s, [](double x, double y) { return x < y; }).f, out);
   return Status::Ok();
 }
 
 Status MaxOverTime(const FunctionArgs& a, Vector& out) {
-  const Series* s = Window(a);
-  if (s == nullptr) return Status::Ok();
+  const auto s = Window(a);
+  if (!s) return Status::Ok();
   Emit(a, *s, Extreme(*s, [](double x, double y) { return x > y; }).f, out);
   return Status::Ok();
 }
 
 Status TsOfMinOverTime(const FunctionArgs& a, Vector& out) {
-  const Series* s = Window(a);
-  if (s == nullptr) return Status::Ok();
+  const auto s = Window(a);
+  if (!s) return Status::Ok();
   const FPoint& p = Extreme(*s, [](double x, double y) { return x <= y; });
   Emit(a, *s, static_cast<double>(p.t) / 1000, out);
   return Status::Ok();
 }
 
 Status TsOfMaxOverTime(const FunctionArgs& a, Vector& out) {
-  const Series* s = Window(a);
-  if (s == nullptr) return Status::Ok();
+  const auto s = Window(a);
+  if (!s) return Status::Ok();
   const FPoint& p = Extreme(*s, [](double x, double y) { return x >= y; });
   Emit(a, *s, static_cast<double>(p.t) / 1000, out);
   return Status::Ok();
@@ -133,58 +133,58 @@ Status TsOfMaxOverTime(const FunctionArgs& a, Vector& out) {
 // last_over_time and first_over_time act like an offset: they keep the
 // metric name.
 Status LastOverTime(const FunctionArgs& a, Vector& out) {
-  const Series* s = Window(a);
-  if (s == nullptr) return Status::Ok();
+  const auto s = Window(a);
+  if (!s) return Status::Ok();
   out.push_back(Sample{s->metric, a.ts, s->points.back().f});
   return Status::Ok();
 }
 
 Status FirstOverTime(const FunctionArgs& a, Vector& out) {
-  const Series* s = Window(a);
-  if (s == nullptr) return Status::Ok();
+  const auto s = Window(a);
+  if (!s) return Status::Ok();
   out.push_back(Sample{s->metric, a.ts, s->points.front().f});
   return Status::Ok();
 }
 
 Status TsOfFirstOverTime(const FunctionArgs& a, Vector& out) {
-  const Series* s = Window(a);
-  if (s == nullptr) return Status::Ok();
+  const auto s = Window(a);
+  if (!s) return Status::Ok();
   Emit(a, *s, static_cast<double>(s->points.front().t) / 1000, out);
   return Status::Ok();
 }
 
 Status TsOfLastOverTime(const FunctionArgs& a, Vector& out) {
-  const Series* s = Window(a);
-  if (s == nullptr) return Status::Ok();
+  const auto s = Window(a);
+  if (!s) return Status::Ok();
   Emit(a, *s, static_cast<double>(s->points.back().t) / 1000, out);
   return Status::Ok();
 }
 
 Status PresentOverTime(const FunctionArgs& a, Vector& out) {
-  const Series* s = Window(a);
-  if (s == nullptr) return Status::Ok();
+  const auto s = Window(a);
+  if (!s) return Status::Ok();
   Emit(a, *s, 1, out);
   return Status::Ok();
 }
 
 Status StdvarOverTime(const FunctionArgs& a, Vector& out) {
-  const Series* s = Window(a);
-  if (s == nullptr) return Status::Ok();
+  const auto s = Window(a);
+  if (!s) return Status::Ok();
   Emit(a, *s, Variance(*s), out);
   return Status::Ok();
 }
 
 Status StddevOverTime(const FunctionArgs& a, Vector& out) {
-  const Series* s = Window(a);
-  if (s == nullptr) return Status::Ok();
+  const auto s = Window(a);
+  if (!s) return Status::Ok();
   Emit(a, *s, std::sqrt(Variance(*s)), out);
   return Status::Ok();
 }
 
 // quantile_over_time(scalar, range-vector)
 Status QuantileOverTime(const FunctionArgs& a, Vector& out) {
-  const Series* s = Window(a, 1);
-  if (s == nullptr) return Status::Ok();
+  const auto s = Window(a, 1);
+  if (!s) return Status::Ok();
   const double q = ScalarArg(a, 0, std::nan(""));
   WarnInvalidQuantile(a, q);
   auto& values = Scratch();
@@ -195,8 +195,8 @@ Status QuantileOverTime(const FunctionArgs& a, Vector& out) {
 
 // Median absolute deviation from the median; NaN when any value is NaN.
 Status MadOverTime(const FunctionArgs& a, Vector& out) {
-  const Series* s = Window(a);
-  if (s == nullptr) return Status::Ok();
+  const auto s = Window(a);
+  if (!s) return Status::Ok();
   auto& values = Scratch();
   for (const auto& p : s->points) {
     if (std::isnan(p.f)) {
@@ -212,8 +212,8 @@ Status MadOverTime(const FunctionArgs& a, Vector& out) {
 }
 
 Status Changes(const FunctionArgs& a, Vector& out) {
-  const Series* s = Window(a);
-  if (s == nullptr) return Status::Ok();
+  const auto s = Window(a);
+  if (!s) return Status::Ok();
   const auto& p = s->points;
   int changes = 0;
   for (size_t i = 1; i < p.size(); ++i) {
@@ -225,8 +225,8 @@ Status Changes(const FunctionArgs& a, Vector& out) {
 }
 
 Status Resets(const FunctionArgs& a, Vector& out) {
-  const Series* s = Window(a);
-  if (s == nullptr) return Status::Ok();
+  const auto s = Window(a);
+  if (!s) return Status::Ok();
   const auto& p = s->points;
   int resets = 0;
   for (size_t i = 1; i < p.size(); ++i) {

@@ -23,7 +23,7 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
 // Prometheus raises this info once per series that produced a value.
 void MaybeNotCounterInfo(const FunctionArgs& a, const Labels& metric) {
   if (a.annotations == nullptr) return;
-  std::string_view name = metric.Get(kMetricName);
+  std::string_view name = MetricNameOf(metric);
   if (name.empty() || EndsWith(name, "_total") || EndsWith(name, "_sum") ||
       EndsWith(name, "_count") || EndsWith(name, "_bucket")) {
     return;
@@ -41,8 +41,8 @@ void MaybeNotCounterInfo(const FunctionArgs& a, const Labels& metric) {
 }
 
 Status ExtrapolatedRate(const FunctionArgs& a, Vector& out, bool is_counter, bool is_rate) {
-  const Series* s = SeriesArg(a, 0);
-  if (s == nullptr || s->points.size() < 2) return Status::Ok();
+  const auto s = SeriesArg(a, 0);
+  if (!s || s->points.size() < 2) return Status::Ok();
   const auto& p = s->points;
   const size_t n = p.size();
   double result = p.back().f - p.front().f;
@@ -81,8 +81,8 @@ Status ExtrapolatedRate(const FunctionArgs& a, Vector& out, bool is_counter, boo
 }
 
 Status InstantValue(const FunctionArgs& a, Vector& out, bool is_rate) {
-  const Series* s = SeriesArg(a, 0);
-  if (s == nullptr || s->points.size() < 2) return Status::Ok();
+  const auto s = SeriesArg(a, 0);
+  if (!s || s->points.size() < 2) return Status::Ok();
   const FPoint& prev = s->points[s->points.size() - 2];
   const FPoint& last = s->points.back();
   const int64_t interval = last.t - prev.t;

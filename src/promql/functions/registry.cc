@@ -112,4 +112,10 @@ FunctionImpl FindFunctionImpl(std::string_view name) {
   return it->second;
 }
 
+BatchRangeImpl FindBatchRangeImpl(std::string_view name) {
+  if (name == "deriv") return fn::DerivBatch;
+  if (name == "predict_linear") return fn::PredictLinearBatch;
+  return nullptr;
+}
+
 }  // namespace gpumon::promql

@@ -26,6 +26,13 @@ class ChunkedOutput {
     buf_.push_back(c);
     if (buf_.size() >= chunk_size_) Flush();
   }
+  // Bulk append, for encoders that format many values themselves.
+  void Append(const char* data, size_t size) {
+    // Hand over first rather than outgrow the buffer's capacity.
+    if (buf_.size() + size > buf_.capacity()) Flush();
+    buf_.append(data, size);
+    if (buf_.size() >= chunk_size_) Flush();
+  }
   void Flush();
   bool ok() const { return ok_; }
   uint64_t bytes() const { return bytes_; }
@@ -47,6 +54,13 @@ class JsonWriter : public rapidjson::Writer<ChunkedOutput> {
     return String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
   }
   bool Raw(std::string_view s, rapidjson::Type type) { return RawValue(s.data(), s.size(), type); }
+  // Starts a value of `type` whose JSON text the caller then appends to
+  // the returned output itself (the writer has already put the separator
+  // it owes). Bulk encoders use it to bypass per-character output.
+  ChunkedOutput& RawValueOutput(rapidjson::Type type) {
+    RawValue("", 0, type);
+    return out_;
+  }
 
  private:
   ChunkedOutput& out_;

@@ -1,6 +1,8 @@
 #include "web/api/json_values.h"
 
 #include <algorithm>
+#include <cstring>
+#include <vector>
 
 #include "web/api/value_format.h"
 
@@ -13,6 +15,84 @@ struct Overloaded : Ts... {
 };
 template <class... Ts>
 Overloaded(Ts...) -> Overloaded<Ts...>;
+
+// [[t,"v"],...] formatted straight into the output: a range result is
+// mostly points, and rapidjson's per-character writing and escaping (of
+// text that never needs it) would cost most of the encoding time.
+// Formatted timestamps of a range answer: its series share one step grid,
+// so each grid time is formatted once, not once per series. Times off the
+// grid (or a grid too large to hold) are formatted directly.
+class TimestampCache {
+ public:
+  explicit TimestampCache(const promql::Matrix& m) {
+    int64_t lo = INT64_MAX, hi = INT64_MIN, step = 0;
+    for (const promql::Series& s : m) {
+      if (s.points.empty()) continue;
+      lo = std::min(lo, s.points.front().t);
+      hi = std::max(hi, s.points.back().t);
+      for (size_t i = 1; i < s.points.size() && step == 0; ++i) {
+        step = s.points[i].t - s.points[i - 1].t;
+      }
+    }
+    if (step <= 0 || hi < lo || (hi - lo) / step >= kMaxSlots) return;
+    base_ = lo;
+    step_ = step;
+    slots_.resize(static_cast<size_t>((hi - lo) / step + 1));
+  }
+
+  // Writes the text of `ms` at `out` (at least 24 bytes); returns its length.
+  size_t Write(int64_t ms, char* out) {
+    const int64_t off = ms - base_;
+    if (step_ == 0 || off < 0 || off % step_ != 0 ||
+        static_cast<size_t>(off / step_) >= slots_.size()) {
+      return FormatTimestamp(ms, out);
+    }
+    Slot& s = slots_[static_cast<size_t>(off / step_)];
+    if (s.len == 0) s.len = static_cast<uint8_t>(FormatTimestamp(ms, s.text));  // first use
+    std::memcpy(out, s.text, sizeof(s.text));  // fixed size: cheaper than len
+    return s.len;
+  }
+
+ private:
+  static constexpr int64_t kMaxSlots = 1 << 16;
+  struct Slot {
+    char text[23];  // FormatTimestamp writes at most 22 bytes
+    uint8_t len = 0;
+  };
+  int64_t base_ = 0;
+  int64_t step_ = 0;
+  std::vector<Slot> slots_;
+};
+
+bool WritePoints(JsonWriter& w, const std::vector<promql::FPoint>& points, TimestampCache& ts) {
+  ChunkedOutput& out = w.RawValueOutput(rapidjson::kArrayType);
+  // Points are formatted into a local block, handed over a few KiB at a
+  // time. One point takes at most ",[" + timestamp (23 copied) + ",\"" +
+  // value (< 32) + "\"]".
+  constexpr size_t kMaxPoint = 96;
+  char block[8192];
+  char* c = block;
+  *c++ = '[';
+  bool first = true;
+  for (const promql::FPoint& p : points) {
+    if (c + kMaxPoint > block + sizeof(block)) {
+      out.Append(block, static_cast<size_t>(c - block));
+      c = block;
+    }
+    if (!first) *c++ = ',';
+    first = false;
+    *c++ = '[';
+    c += ts.Write(p.t, c);
+    *c++ = ',';
+    *c++ = '"';
+    c += FormatSampleValue(p.f, c);
+    *c++ = '"';
+    *c++ = ']';
+  }
+  *c++ = ']';
+  out.Append(block, static_cast<size_t>(c - block));
+  return w.ok();
+}
 
 }  // namespace
 
@@ -85,15 +165,14 @@ bool WriteValue(JsonWriter& w, const promql::Value& v, size_t limit) {
                         },
                         [&](const promql::Matrix& m) {
                           size_t n = limit > 0 ? std::min(limit, m.size()) : m.size();
+                          TimestampCache ts(m);
                           w.StartArray();
                           for (size_t i = 0; i < n; ++i) {
                             w.StartObject();
                             w.Key("metric");
                             WriteLabels(w, m[i].metric);
                             w.Key("values");
-                            w.StartArray();
-                            for (const promql::FPoint& p : m[i].points) WritePoint(w, p.t, p.f);
-                            w.EndArray();
+                            WritePoints(w, m[i].points, ts);
                             w.EndObject();
                             if (!w.ok()) return false;
                           }

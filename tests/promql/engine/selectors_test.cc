@@ -1,5 +1,9 @@
 // Selectors: lookback, staleness, left-open range windows, offset and @,
 // range-query steps, timestamp() and absent_over_time().
+#include <cstring>
+#include <string>
+#include <vector>
+
 #include "engine_test_util.h"
 
 namespace gpumon::promql::testing {
@@ -169,6 +173,43 @@ TEST_F(SelectorsTest, SortOrdersInstantResultsAndWarnsInRange) {
             std::string::npos);
   // Range results are ordered by labels regardless.
   EXPECT_EQ(std::get<Matrix>(r.value)[0].metric, kA);
+}
+
+// deriv and predict_linear over a range query take the functions' batch
+// form; every step must equal the instant query at that time, bit for bit.
+TEST_F(SelectorsTest, BatchedRangeFunctionsMatchInstantEvaluation) {
+  std::vector<double> a, b;
+  for (int i = 0; i < 200; ++i) {
+    a.push_back(50 + 0.25 * i + (i % 5) * 0.7);
+    b.push_back(i < 100 ? 3.0 : 3.0 + i * 1e-3 * (i % 3));
+  }
+  Add(kA, 7, 15'000, a);
+  Add(Labels{{"__name__", "m"}, {"job", "b"}}, 11, 20'000, b);
+  for (const std::string q : {"deriv(m[5m])", "predict_linear(m[10m], 3600)",
+                              "predict_linear(m[3m] offset 2m, time())", "deriv(m[30s])"}) {
+    const Matrix range = Mat(q, 0, 50 * kMin, 37'000);
+    ASSERT_EQ(range.size(), 2u) << q;
+    int checked = 0;
+    for (const Series& s : range) {
+      size_t i = 0;
+      for (int64_t ts = 0; ts <= 50 * kMin; ts += 37'000) {
+        const Vector v = Vec(q, ts);
+        const Sample* want = Find(v, s.metric);
+        if (want == nullptr) {
+          EXPECT_TRUE(i >= s.points.size() || s.points[i].t != ts) << q << " at " << ts;
+          continue;
+        }
+        ASSERT_LT(i, s.points.size()) << q;
+        EXPECT_EQ(s.points[i].t, ts) << q;
+        EXPECT_EQ(std::memcmp(&s.points[i].f, &want->f, sizeof(double)), 0)
+            << q << " at " << ts << ": " << s.points[i].f << " vs " << want->f;
+        ++i;
+        ++checked;
+      }
+      EXPECT_EQ(i, s.points.size()) << q;
+    }
+    EXPECT_GT(checked, 50) << q;
+  }
 }
 
 }  // namespace

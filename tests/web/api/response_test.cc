@@ -23,9 +23,32 @@ TEST(ResponseTest, SuccessEnvelopeOmitsEmptyAnnotations) {
   EXPECT_EQ(EncodeToString(r), R"({"status":"success","data":["a"]})");
 }
 
+// A matrix's points are written in bulk, past rapidjson; the envelope
+// around them must stay well-formed, with Prometheus's point format.
+TEST(ResponseTest, MatrixPointsInPrometheusFormat) {
+  promql::Matrix m(2);
+  m[0].metric = Labels{{"a", "1"}};
+  m[0].points = {{1500, 1.25}, {2000, -0.0}, {-1, std::nan("")}};
+  m[1].metric = Labels{{"a", "2"}};
+  m[1].points = {{1750, 2}, {2500, 3}};  // off and on the first series' grid
+  promql::Matrix empty(1);
+  empty[0].metric = Labels{{"a", "3"}};
+  m.push_back(empty[0]);
+  ApiResponse r =
+      ApiResponse::Success([m](JsonWriter& w) { return WriteQueryData(w, promql::Value(m)); });
+  r.warnings.push_back("w");
+  EXPECT_EQ(EncodeToString(r),
+            R"({"status":"success","data":{"resultType":"matrix","result":[)"
+            R"({"metric":{"a":"1"},"values":[[1.500,"1.25"],[2,"-0"],[-0.001,"NaN"]]},)"
+            R"({"metric":{"a":"2"},"values":[[1.750,"2"],[2.500,"3"]]},)"
+            R"({"metric":{"a":"3"},"values":[]}]},"warnings":["w"]})");
+}
+
 TEST(ResponseTest, WarningsAndInfosAreCapped) {
   ApiResponse r = ApiResponse::Success([](JsonWriter& w) { return w.Null(); });
-  for (int i = 0; i < 12; ++i) r.warnings.push_back("w" + std::to_string(i));
+  // Appended rather than "w" + to_string(i): g++ 12 at -O3 reports a
+  // spurious -Wrestrict on that operator+.
+  for (int i = 0; i < 12; ++i) r.warnings.push_back(std::string("w").append(std::to_string(i)));
   r.infos.push_back("PromQL info: something");
   auto d = Encode(r);
   ASSERT_TRUE(d.IsObject());
