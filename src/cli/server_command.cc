@@ -1,7 +1,8 @@
 // `gpumon server`: the query server. Opens the TSDB in a data directory
 // (replaying its WAL) and serves the Prometheus HTTP API over it, so
-// Prometheus clients such as Grafana work unchanged. Scraping and rules
-// come later; each part is wired by one function below.
+// Prometheus clients such as Grafana work unchanged. With --config it also
+// scrapes the configured targets into the TSDB. Rules, alerting and remote
+// write come later; each part is wired separately below.
 #include <signal.h>
 #include <unistd.h>
 
