@@ -1,5 +1,8 @@
 #include "scrape/targets_json.h"
 
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -10,49 +13,19 @@
 namespace gpumon::scrape {
 namespace {
 
-void Quote(std::string& out, std::string_view s) {
-  out += '"';
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  out += '"';
+using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
+
+void String(JsonWriter& w, std::string_view s) {
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
 }
 
-void LabelsObject(std::string& out, const Labels& labels) {
-  out += '{';
-  bool first = true;
+void LabelsObject(JsonWriter& w, const Labels& labels) {
+  w.StartObject();
   for (const auto& l : labels) {
-    if (!first) out += ',';
-    first = false;
-    Quote(out, l.name);
-    out += ':';
-    Quote(out, l.value);
+    String(w, l.name);
+    String(w, l.value);
   }
-  out += '}';
+  w.EndObject();
 }
 
 std::string Rfc3339(int64_t ms) {
@@ -81,38 +54,49 @@ std::string TargetsJson(const std::vector<TargetSnapshot>& targets, const std::s
   std::sort(list.begin(), list.end(), [](const TargetSnapshot* a, const TargetSnapshot* b) {
     return std::tie(a->scrape_pool, a->labels) < std::tie(b->scrape_pool, b->labels);
   });
-  std::string out = R"({"status":"success","data":{"activeTargets":[)";
-  for (size_t i = 0; i < list.size(); ++i) {
-    const TargetSnapshot& t = *list[i];
-    if (i > 0) out += ',';
-    out += R"({"discoveredLabels":)";
-    LabelsObject(out, t.discovered_labels);
-    out += R"(,"labels":)";
-    LabelsObject(out, t.labels);
-    out += R"(,"scrapePool":)";
-    Quote(out, t.scrape_pool);
-    out += R"(,"scrapeUrl":)";
-    Quote(out, t.scrape_url);
-    out += R"(,"globalUrl":)";
-    Quote(out, t.scrape_url);
-    out += R"(,"lastError":)";
-    Quote(out, t.last_error);
-    out += R"(,"lastScrape":)";
-    Quote(out, Rfc3339(t.last_scrape_ms));
-    char dur[64];
-    std::snprintf(dur, sizeof dur, "%.9g", t.last_scrape_duration_s);
-    out += R"(,"lastScrapeDuration":)";
-    out += dur;
-    out += R"(,"health":)";
-    Quote(out, HealthName(t.health));
-    out += R"(,"scrapeInterval":)";
-    Quote(out, FormatDuration(std::chrono::milliseconds(t.scrape_interval_ms)));
-    out += R"(,"scrapeTimeout":)";
-    Quote(out, FormatDuration(std::chrono::milliseconds(t.scrape_timeout_ms)));
-    out += '}';
+  rapidjson::StringBuffer buf;
+  JsonWriter w(buf);
+  w.StartObject();
+  w.Key("status");
+  w.String("success");
+  w.Key("data");
+  w.StartObject();
+  w.Key("activeTargets");
+  w.StartArray();
+  for (const TargetSnapshot* tp : list) {
+    const TargetSnapshot& t = *tp;
+    w.StartObject();
+    w.Key("discoveredLabels");
+    LabelsObject(w, t.discovered_labels);
+    w.Key("labels");
+    LabelsObject(w, t.labels);
+    w.Key("scrapePool");
+    String(w, t.scrape_pool);
+    w.Key("scrapeUrl");
+    String(w, t.scrape_url);
+    w.Key("globalUrl");
+    String(w, t.scrape_url);
+    w.Key("lastError");
+    String(w, t.last_error);
+    w.Key("lastScrape");
+    String(w, Rfc3339(t.last_scrape_ms));
+    w.Key("lastScrapeDuration");
+    w.Double(t.last_scrape_duration_s);
+    w.Key("health");
+    String(w, HealthName(t.health));
+    w.Key("scrapeInterval");
+    String(w, FormatDuration(std::chrono::milliseconds(t.scrape_interval_ms)));
+    w.Key("scrapeTimeout");
+    String(w, FormatDuration(std::chrono::milliseconds(t.scrape_timeout_ms)));
+    w.EndObject();
   }
-  out += R"(],"droppedTargets":[]}})";
-  return out;
+  w.EndArray();
+  w.Key("droppedTargets");
+  w.StartArray();
+  w.EndArray();
+  w.EndObject();
+  w.EndObject();
+  return std::string(buf.GetString(), buf.GetSize());
 }
 
 }  // namespace gpumon::scrape

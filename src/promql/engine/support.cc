@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "promql/engine/evaluator.h"
+#include "promql/parser/quote.h"
 
 namespace gpumon::promql::engine_internal {
 
@@ -116,59 +117,7 @@ bool IsValidUtf8(std::string_view s) {
   return true;
 }
 
-std::string GoQuote(std::string_view s) {
-  static const char* kHex = "0123456789abcdef";
-  std::string out = "\"";
-  size_t i = 0;
-  while (i < s.size()) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-    bool valid = n > 0 && i + n <= s.size();
-    for (size_t k = 1; valid && k < n; ++k) {
-      valid = (static_cast<unsigned char>(s[i + k]) & 0xc0) == 0x80;
-    }
-    if (!valid) {
-      out += "\\x";
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 0xf]);
-      ++i;
-      continue;
-    }
-    if (n > 1) {
-      out.append(s.substr(i, n));
-      i += n;
-      continue;
-    }
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (c < 0x20 || c == 0x7f) {
-          out += "\\x";
-          out.push_back(kHex[c >> 4]);
-          out.push_back(kHex[c & 0xf]);
-        } else {
-          out.push_back(static_cast<char>(c));
-        }
-    }
-    ++i;
-  }
-  out.push_back('"');
-  return out;
-}
+std::string GoQuote(std::string_view s) { return ::gpumon::promql::internal::GoQuote(s); }
 
 std::string LabelsString(const Labels& l) {
   std::string out = "{";

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "promql/functions/internal.h"
+#include "promql/parser/quote.h"
 
 namespace gpumon::promql::fn {
 
@@ -132,51 +133,7 @@ std::string FormatF(double v) {
   return buf;
 }
 
-std::string QuoteGo(std::string_view s) {
-  static const char kHex[] = "0123456789abcdef";
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\a':
-        out += "\\a";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\v':
-        out += "\\v";
-        break;
-      default:
-        if (c < ' ' || c == 0x7f) {
-          out += "\\x";
-          out.push_back(kHex[c >> 4]);
-          out.push_back(kHex[c & 0xf]);
-        } else {
-          out.push_back(static_cast<char>(c));
-        }
-    }
-  }
-  out.push_back('"');
-  return out;
-}
+std::string QuoteGo(std::string_view s) { return ::gpumon::promql::internal::GoQuote(s); }
 
 double GoMax(double a, double b) {
   if (std::isinf(a) && a > 0) return a;
