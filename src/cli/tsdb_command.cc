@@ -1,6 +1,8 @@
 // `gpumon tsdb import`, `gpumon tsdb inspect` and `gpumon tsdb dump`:
 // offline tools for a TSDB data directory (bulk import of OpenMetrics
 // history; what is stored; every stored sample as text).
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -103,38 +105,6 @@ std::string Fixed(double v, int digits) {
   char buf[64];
   snprintf(buf, sizeof buf, "%.*f", digits, std::isfinite(v) ? v : 0.0);
   return buf;
-}
-
-std::string JsonString(std::string_view s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
 }
 
 // ---------------------------------------------------------------- import
@@ -349,51 +319,102 @@ void PrintText(const Inspection& in) {
   PrintCounted("label pairs by series", in.series_by_label_pair);
 }
 
-std::string JsonCounted(const std::vector<Counted>& list) {
-  std::string out = "[";
-  for (size_t i = 0; i < list.size(); ++i) {
-    if (i) out += ",";
-    out += "{\"name\":" + JsonString(list[i].name) + ",\"count\":" + std::to_string(list[i].count) +
-           "}";
+using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
+
+void JsonStr(JsonWriter& w, std::string_view s) {
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+// Bytes per sample with 4 decimals, as the text report prints it.
+void JsonFixed(JsonWriter& w, double v) {
+  const std::string text = Fixed(v, 4);
+  w.RawValue(text.data(), text.size(), rapidjson::kNumberType);
+}
+
+void JsonCounted(JsonWriter& w, const char* key, const std::vector<Counted>& list) {
+  w.Key(key);
+  w.StartArray();
+  for (const auto& c : list) {
+    w.StartObject();
+    w.Key("name");
+    JsonStr(w, c.name);
+    w.Key("count");
+    w.Uint64(c.count);
+    w.EndObject();
   }
-  return out + "]";
+  w.EndArray();
 }
 
 std::string ToJson(const Inspection& in) {
-  std::string out = "{\"blocks\":[";
-  for (size_t i = 0; i < in.blocks.size(); ++i) {
-    const auto& m = in.blocks[i].meta;
-    uint64_t bytes = in.blocks[i].bytes;
-    double per = m.stats.num_samples ? static_cast<double>(bytes) / m.stats.num_samples : 0;
-    if (i) out += ",";
-    out += "{\"id\":" + JsonString(m.id) + ",\"min_time\":" + std::to_string(m.min_time) +
-           ",\"max_time\":" + std::to_string(m.max_time) +
-           ",\"min_time_rfc3339\":" + JsonString(Rfc3339(m.min_time)) +
-           ",\"max_time_rfc3339\":" + JsonString(Rfc3339(m.max_time)) +
-           ",\"duration_ms\":" + std::to_string(m.max_time - m.min_time) +
-           ",\"series\":" + std::to_string(m.stats.num_series) +
-           ",\"samples\":" + std::to_string(m.stats.num_samples) +
-           ",\"chunks\":" + std::to_string(m.stats.num_chunks) +
-           ",\"bytes\":" + std::to_string(bytes) + ",\"bytes_per_sample\":" + Fixed(per, 4) +
-           ",\"resolution\":" + JsonString(Resolution(m.downsample_resolution_ms)) +
-           ",\"compaction_level\":" + std::to_string(m.compaction_level) + "}";
+  rapidjson::StringBuffer buf;
+  JsonWriter w(buf);
+  w.StartObject();
+  w.Key("blocks");
+  w.StartArray();
+  for (const auto& b : in.blocks) {
+    const auto& m = b.meta;
+    const double per = m.stats.num_samples ? static_cast<double>(b.bytes) / m.stats.num_samples : 0;
+    w.StartObject();
+    w.Key("id");
+    JsonStr(w, m.id);
+    w.Key("min_time");
+    w.Int64(m.min_time);
+    w.Key("max_time");
+    w.Int64(m.max_time);
+    w.Key("min_time_rfc3339");
+    JsonStr(w, Rfc3339(m.min_time));
+    w.Key("max_time_rfc3339");
+    JsonStr(w, Rfc3339(m.max_time));
+    w.Key("duration_ms");
+    w.Int64(m.max_time - m.min_time);
+    w.Key("series");
+    w.Uint64(m.stats.num_series);
+    w.Key("samples");
+    w.Uint64(m.stats.num_samples);
+    w.Key("chunks");
+    w.Uint64(m.stats.num_chunks);
+    w.Key("bytes");
+    w.Uint64(b.bytes);
+    w.Key("bytes_per_sample");
+    JsonFixed(w, per);
+    w.Key("resolution");
+    JsonStr(w, Resolution(m.downsample_resolution_ms));
+    w.Key("compaction_level");
+    w.Int64(m.compaction_level);
+    w.EndObject();
   }
-  double per = in.samples ? static_cast<double>(in.bytes) / in.samples : 0;
-  out += "],\"series\":" + std::to_string(in.series) +
-         ",\"samples\":" + std::to_string(in.samples) + ",\"chunks\":" + std::to_string(in.chunks) +
-         ",\"bytes\":" + std::to_string(in.bytes) + ",\"bytes_per_sample\":" + Fixed(per, 4) +
-         ",\"downsampled_samples\":" + std::to_string(in.downsampled_samples) +
-         ",\"downsampled_bytes\":" + std::to_string(in.downsampled_bytes) + ",\"wal\":";
+  w.EndArray();
+  const double per = in.samples ? static_cast<double>(in.bytes) / in.samples : 0;
+  w.Key("series");
+  w.Uint64(in.series);
+  w.Key("samples");
+  w.Uint64(in.samples);
+  w.Key("chunks");
+  w.Uint64(in.chunks);
+  w.Key("bytes");
+  w.Uint64(in.bytes);
+  w.Key("bytes_per_sample");
+  JsonFixed(w, per);
+  w.Key("downsampled_samples");
+  w.Uint64(in.downsampled_samples);
+  w.Key("downsampled_bytes");
+  w.Uint64(in.downsampled_bytes);
+  w.Key("wal");
   if (in.has_wal) {
-    out += "{\"segments\":" + std::to_string(in.wal_segments) +
-           ",\"bytes\":" + std::to_string(in.wal_bytes) + "}";
+    w.StartObject();
+    w.Key("segments");
+    w.Uint64(in.wal_segments);
+    w.Key("bytes");
+    w.Uint64(in.wal_bytes);
+    w.EndObject();
   } else {
-    out += "null";
+    w.Null();
   }
-  out += ",\"label_values_by_name\":" + JsonCounted(in.values_by_label_name) +
-         ",\"series_by_metric_name\":" + JsonCounted(in.series_by_metric_name) +
-         ",\"series_by_label_pair\":" + JsonCounted(in.series_by_label_pair) + "}";
-  return out;
+  JsonCounted(w, "label_values_by_name", in.values_by_label_name);
+  JsonCounted(w, "series_by_metric_name", in.series_by_metric_name);
+  JsonCounted(w, "series_by_label_pair", in.series_by_label_pair);
+  w.EndObject();
+  return std::string(buf.GetString(), buf.GetSize());
 }
 
 int RunInspect(const std::vector<std::string>& args) {
