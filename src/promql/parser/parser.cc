@@ -895,16 +895,19 @@ class Parser {
     }
   }
 
-  bool AfterMatcher() {
+  // After one element of a {...} list: a ',' (consumed) or the '}' that
+  // the caller consumes; `context` names the list in the error.
+  bool AfterListElement(const char* context) {
     const Tok k = Peek().kind;
     if (k == Tok::kComma) {
       Next();
       return true;
     }
     if (k == Tok::kRBrace) return true;
-    Unexpected("label matching", "\",\" or \"}\"");
+    Unexpected(context, "\",\" or \"}\"");
     return false;
   }
+  bool AfterMatcher() { return AfterListElement("label matching"); }
 
   // label_set for ParseMetric: only `name="value"` and bare "metric".
   bool ParseLabelSet(std::vector<Label>* out) {
@@ -948,16 +951,7 @@ class Parser {
     }
   }
 
-  bool AfterLabel() {
-    const Tok k = Peek().kind;
-    if (k == Tok::kComma) {
-      Next();
-      return true;
-    }
-    if (k == Tok::kRBrace) return true;
-    Unexpected("label set", "\",\" or \"}\"");
-    return false;
-  }
+  bool AfterLabel() { return AfterListElement("label set"); }
 
   // '(' label (',' label)* ','? ')' | '(' ')'.
   bool ParseGroupingLabels(std::vector<std::string>* out) {

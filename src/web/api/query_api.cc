@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 
 #include "promql/parser.h"
 #include "promql/printer.h"
@@ -98,6 +99,23 @@ promql::ExprPtr ParseQueryParam(const Params& p, ApiError* err) {
   return std::move(parsed.expr);
 }
 
+// The per-request `timeout` and `lookback_delta` are validated as Prometheus
+// does; the engine's server-wide settings apply (docs/api.md).
+std::optional<ApiError> CheckQueryOptions(const Params& p) {
+  if (std::string to = p.Get("timeout"); !to.empty()) {
+    auto d = ParseDuration(to);
+    if (!d.ok()) return InvalidParam("timeout", d.status().message());
+  }
+  if (std::string lb = p.Get("lookback_delta"); !lb.empty()) {
+    auto d = ParseDuration(lb);
+    if (!d.ok()) {
+      return ApiError{ErrorKind::kBadData,
+                      "error parsing lookback delta duration: " + d.status().message()};
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 ApiResponse QueryApi::Query(const Params& p) {
@@ -112,17 +130,7 @@ ApiResponse QueryApi::Query(const Params& p) {
     }
     ts = *parsed;
   }
-  if (std::string to = p.Get("timeout"); !to.empty()) {
-    auto d = ParseDuration(to);
-    if (!d.ok()) return ApiResponse::Failure(InvalidParam("timeout", d.status().message()));
-  }
-  if (std::string lb = p.Get("lookback_delta"); !lb.empty()) {
-    auto d = ParseDuration(lb);
-    if (!d.ok()) {
-      return ApiResponse::Failure(
-          {ErrorKind::kBadData, "error parsing lookback delta duration: " + d.status().message()});
-    }
-  }
+  if (auto bad = CheckQueryOptions(p)) return ApiResponse::Failure(*bad);
   ApiError err;
   promql::ExprPtr expr = ParseQueryParam(p, &err);
   if (!expr) return ApiResponse::Failure(err);
@@ -159,17 +167,7 @@ ApiResponse QueryApi::QueryRange(const Params& p) {
          "exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query "
          "resolution (?step=XX)"});
   }
-  if (std::string to = p.Get("timeout"); !to.empty()) {
-    auto d = ParseDuration(to);
-    if (!d.ok()) return ApiResponse::Failure(InvalidParam("timeout", d.status().message()));
-  }
-  if (std::string lb = p.Get("lookback_delta"); !lb.empty()) {
-    auto d = ParseDuration(lb);
-    if (!d.ok()) {
-      return ApiResponse::Failure(
-          {ErrorKind::kBadData, "error parsing lookback delta duration: " + d.status().message()});
-    }
-  }
+  if (auto bad = CheckQueryOptions(p)) return ApiResponse::Failure(*bad);
   ApiError err;
   promql::ExprPtr expr = ParseQueryParam(p, &err);
   if (!expr) return ApiResponse::Failure(err);
