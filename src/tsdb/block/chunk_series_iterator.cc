@@ -28,7 +28,7 @@ bool ChunkSeriesIterator::OpenNextChunk() {
       status_ = bytes.status();
       return false;
     }
-    cur_ = chunkenc::NewIterator(*bytes);
+    cur_ = chunkenc::NewChunkIterator(*bytes);
     cur_maxt_ = c.maxt;
     // Most chunks lie inside the range with nothing deleted: their samples
     // need only the ordering check.
@@ -47,7 +47,41 @@ bool ChunkSeriesIterator::Deleted(int64_t t) {
   return del_pos_ < deleted_.size() && deleted_[del_pos_].mint <= t;
 }
 
+ChunkSeriesIterator::Verdict ChunkSeriesIterator::Check(Sample s) {
+  if (s.t < mint_ || (started_ && s.t <= at_.t) || Deleted(s.t)) return Verdict::kSkip;
+  if (s.t > maxt_) {
+    done_ = true;
+    DropChunk();
+    return Verdict::kStop;
+  }
+  at_ = s;
+  started_ = true;
+  return Verdict::kAccept;
+}
+
 bool ChunkSeriesIterator::Next() {
+  // Common case: a chunk inside the range with nothing deleted in it; its
+  // samples need only the ordering check, done inline.
+  if (cur_plain_ && cur_->Next()) {
+    const Sample s = cur_->At();
+    if (s.t <= cur_maxt_ && (!started_ || s.t > at_.t)) {
+      at_ = s;
+      started_ = true;
+      return true;
+    }
+    switch (Check(s)) {
+      case Verdict::kAccept:
+        return true;
+      case Verdict::kStop:
+        return false;
+      case Verdict::kSkip:
+        break;
+    }
+  }
+  return NextSlow();
+}
+
+bool ChunkSeriesIterator::NextSlow() {
   if (done_) return false;
   while (true) {
     if (!cur_ && !OpenNextChunk()) {
@@ -58,26 +92,26 @@ bool ChunkSeriesIterator::Next() {
       if (!cur_->status().ok()) {
         status_ = cur_->status();
         done_ = true;
+        DropChunk();
         return false;
       }
-      cur_.reset();
+      DropChunk();
       continue;
     }
-    Sample s = cur_->At();
+    const Sample s = cur_->At();
     if (cur_plain_ && s.t <= cur_maxt_ && (!started_ || s.t > at_.t)) {
       at_ = s;
       started_ = true;
       return true;
     }
-    if (s.t < mint_ || (started_ && s.t <= at_.t) || Deleted(s.t)) continue;
-    if (s.t > maxt_) {
-      done_ = true;
-      cur_.reset();
-      return false;
+    switch (Check(s)) {
+      case Verdict::kAccept:
+        return true;
+      case Verdict::kStop:
+        return false;
+      case Verdict::kSkip:
+        break;
     }
-    at_ = s;
-    started_ = true;
-    return true;
   }
 }
 
@@ -85,12 +119,40 @@ bool ChunkSeriesIterator::Seek(int64_t t) {
   if (done_) return false;
   if (started_ && at_.t >= t) return true;
   // Whole chunks ending before t are skipped without decoding.
-  if (cur_ && cur_maxt_ < t) cur_.reset();
+  if (cur_ && cur_maxt_ < t) DropChunk();
   while (!cur_ && next_chunk_ < chunks_.size() && chunks_[next_chunk_].maxt < t) ++next_chunk_;
-  while (Next()) {
-    if (at_.t >= t) return true;
+  while (true) {
+    if (!cur_ && !OpenNextChunk()) {
+      done_ = true;
+      return false;
+    }
+    // Inside the chunk the iterator's own Seek steps over decoded blocks
+    // without a per-sample call. The chunk iterator never rests on a sample
+    // this iterator rejected, and at_.t < t here, so this only moves
+    // forward past samples that Next would also have passed.
+    if (!cur_->Seek(t)) {
+      if (!cur_->status().ok()) {
+        status_ = cur_->status();
+        done_ = true;
+        DropChunk();
+        return false;
+      }
+      DropChunk();
+      continue;
+    }
+    switch (Check(cur_->At())) {
+      case Verdict::kAccept:
+        return true;
+      case Verdict::kStop:
+        return false;
+      case Verdict::kSkip:
+        break;
+    }
+    while (Next()) {
+      if (at_.t >= t) return true;
+    }
+    return false;
   }
-  return false;
 }
 
 }  // namespace gpumon::tsdb::block

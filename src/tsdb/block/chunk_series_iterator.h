@@ -17,6 +17,7 @@
 
 #include "tsdb/block/chunk_segments.h"
 #include "tsdb/block/tombstones.h"
+#include "tsdb/chunkenc/chunk_iterator.h"
 #include "tsdb/index/chunk_meta.h"
 #include "tsdb/storage.h"
 
@@ -34,8 +35,18 @@ class ChunkSeriesIterator : public SeriesIterator {
   Status status() const override { return status_; }
 
  private:
+  enum class Verdict { kAccept, kSkip, kStop };
+
   bool OpenNextChunk();
   bool Deleted(int64_t t);
+  // The full range, order and deletion checks for a decoded sample; on
+  // kAccept it becomes the current one, on kStop iteration ends.
+  Verdict Check(Sample s);
+  bool NextSlow();
+  void DropChunk() {
+    cur_.reset();
+    cur_plain_ = false;
+  }
 
   std::shared_ptr<const void> keepalive_;
   const ChunkReader* reader_;
@@ -44,7 +55,9 @@ class ChunkSeriesIterator : public SeriesIterator {
   int64_t mint_;
   int64_t maxt_;
   size_t next_chunk_ = 0;
-  std::unique_ptr<SeriesIterator> cur_;
+  // The concrete chunk iterator type: its Next/At/Seek are final and
+  // inline, so the per-sample path has no virtual call.
+  std::unique_ptr<chunkenc::ChunkIterator> cur_;
   int64_t cur_maxt_ = 0;
   bool cur_plain_ = false;  // chunk inside [mint, maxt] and nothing deleted in it
   size_t del_pos_ = 0;

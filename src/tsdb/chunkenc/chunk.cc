@@ -52,6 +52,10 @@ std::vector<uint8_t> EncodeBest(std::span<const Sample> samples) {
 }
 
 std::unique_ptr<SeriesIterator> NewIterator(std::span<const uint8_t> chunk) {
+  return NewChunkIterator(chunk);
+}
+
+std::unique_ptr<ChunkIterator> NewChunkIterator(std::span<const uint8_t> chunk) {
   if (chunk.empty()) return std::make_unique<ErrorIterator>("empty");
   switch (static_cast<Encoding>(chunk[0])) {
     case Encoding::kXor:

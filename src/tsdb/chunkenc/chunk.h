@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "tsdb/chunkenc/chunk_iterator.h"
 #include "tsdb/sample.h"
 #include "tsdb/storage.h"
 
@@ -82,6 +83,9 @@ std::vector<uint8_t> EncodeXor(std::span<const Sample> samples);
 
 // Decodes a chunk of any encoding. The bytes must outlive the iterator.
 std::unique_ptr<SeriesIterator> NewIterator(std::span<const uint8_t> chunk);
+// The same iterator with its concrete base, whose Next, At and Seek are
+// final and inline: callers holding it avoid a virtual call per sample.
+std::unique_ptr<ChunkIterator> NewChunkIterator(std::span<const uint8_t> chunk);
 
 // Number of samples in a chunk without decoding it all (an error on corrupt
 // input).

@@ -5,8 +5,9 @@
 // Contract: subclasses implement Fill(), which decodes up to kBlock next
 // samples into ts_/vs_ and returns how many (0 at the end or after an error;
 // on an error it calls Fail, possibly after returning the samples decoded
-// before it). Seek(t) never moves backwards: when the current sample
-// already has time >= t it stays.
+// before it), and may implement SkipBefore(t) to step over samples earlier
+// than t without decoding them into the buffer. Seek(t) never moves
+// backwards: when the current sample already has time >= t it stays.
 #pragma once
 
 #include <bit>
@@ -26,12 +27,18 @@ class ChunkIterator : public SeriesIterator {
   Sample At() const final { return {ts_[pos_], std::bit_cast<double>(vs_[pos_])}; }
 
   bool Seek(int64_t t) final {
-    if (count_ == 0 && !Advance()) return false;  // not started, or done
-    for (;;) {
+    if (pos_ >= 0) {  // started: the rest of the current block
       for (; pos_ < count_; ++pos_) {
         if (ts_[pos_] >= t) return true;
       }
+    }
+    for (;;) {
+      if (done_) return false;
+      SkipBefore(t);
       if (!Advance()) return false;
+      for (; pos_ < count_; ++pos_) {
+        if (ts_[pos_] >= t) return true;
+      }
     }
   }
 
@@ -39,6 +46,12 @@ class ChunkIterator : public SeriesIterator {
 
  protected:
   virtual int Fill() = 0;
+  // Called by Seek when the buffered samples are used up: an encoding that
+  // can step over samples before t more cheaply than decoding them does so
+  // here, so that the next Fill starts at or just before t. It may leave
+  // ts_ changed (the buffer is spent); errors go through Fail, so that the
+  // next Fill returns 0.
+  virtual void SkipBefore(int64_t /*t*/) {}
 
   bool Fail(const std::string& why) {
     if (status_.ok()) status_ = Status::Error("corrupt chunk: " + why);

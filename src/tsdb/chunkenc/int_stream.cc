@@ -606,4 +606,74 @@ bool IntStreamReader::Read(int count, int64_t* out) {
   return true;
 }
 
+bool IntStreamReader::SkipResiduals(int count, uint64_t* sum) {
+  if (sum != nullptr) *sum += base_ * static_cast<uint64_t>(count);
+  if (g_ == 0) {
+    residual_ += count;
+    return true;
+  }
+  uint64_t q = 0;  // sum of the residuals' quotients (r = base + g * q)
+  if (kind_ == IntKind::kFor) {
+    int i = 0;
+    while (i < count) {
+      const int take = std::min(count - i, kMiniblock - residual_ % kMiniblock);
+      const int width = widths_[residual_ / kMiniblock];
+      if (sum != nullptr && width > 0) {
+        for (int j = 0; j < take; ++j) {
+          q += Extract(bit_, width);
+          bit_ += static_cast<uint64_t>(width);
+        }
+      } else {
+        bit_ += static_cast<uint64_t>(take) * static_cast<uint64_t>(width);
+      }
+      residual_ += take;
+      i += take;
+    }
+    if (sum != nullptr) *sum += g_ * q;
+    return true;
+  }
+  for (int i = 0; i < count; ++i) {
+    int width = single_width_;
+    if (width < 0) {
+      bits_.Fill(56);
+      const uint16_t entry = lut_[bits_.Peek(lut_bits_)];
+      const int length = entry & 15;
+      if (length == 0 || length > bits_.available()) return false;
+      bits_.Consume(length);
+      width = entry >> 4;
+    }
+    uint64_t z = width;  // widths 0 and 1 are the values 0 and 1
+    if (width >= 2) {
+      if (!bits_.ReadBits(width - 1, &z)) return false;
+      z |= uint64_t{1} << (width - 1);
+    }
+    q += static_cast<uint64_t>(UnZigZag(z));
+  }
+  if (sum != nullptr) *sum += g_ * q;
+  residual_ += count;
+  return true;
+}
+
+bool IntStreamReader::Skip(int count) {
+  int64_t scratch[kMiniblock];
+  // The leading values and order 2 (each value needs the running delta) are
+  // decoded as usual.
+  while (count > 0 && (emitted_ < Leading(order_) || order_ == 2)) {
+    const int take = std::min(count, kMiniblock);
+    if (!Read(take, scratch)) return false;
+    count -= take;
+  }
+  if (count <= 0) return true;
+  if (order_ == 1) {
+    uint64_t total = 0;
+    if (!SkipResiduals(count, &total)) return false;
+    prev_ += total;
+  } else {
+    if (!SkipResiduals(count, nullptr)) return false;
+    if (order_ == kLinear) prev_ += first_[1] * static_cast<uint64_t>(count);
+  }
+  emitted_ += count;
+  return true;
+}
+
 }  // namespace gpumon::tsdb::chunkenc

@@ -60,12 +60,19 @@ class IntStreamReader {
   // data does not decode (corrupt input).
   bool Read(int count, int64_t* out);
 
+  // Advances past the next `count` values (count <= values left) as Read
+  // would, without producing them: residuals that later values do not
+  // depend on (orders 0 and 3) are stepped over, order 1 only sums them.
+  bool Skip(int count);
+
   int order() const { return order_; }
   IntKind kind() const { return kind_; }
 
  private:
   bool InitHuffman(const uint8_t* begin, const uint8_t* end);
   bool ReadResiduals(int count, uint64_t* r);
+  // Steps over `count` residuals; with `sum`, adds their total to it.
+  bool SkipResiduals(int count, uint64_t* sum);
   uint64_t Extract(uint64_t bit, int width) const;
 
   int order_ = 0;

@@ -254,18 +254,10 @@ class PackedIterator final : public ChunkIterator {
  protected:
   int Fill() override {
     if (decoded_ >= c_.n || failed()) return 0;
-    const int take = std::min(kBlock, c_.n - decoded_);
-    if (!c_.ts.Read(take, ts_)) {
-      Fail("bad timestamp column");
-      return 0;
-    }
-    for (int j = 0; j < take; ++j) {
-      if (ts_[j] <= last_t_ && decoded_ + j > 0) {
-        Fail("timestamps not increasing at sample " + std::to_string(decoded_ + j));
-        return 0;
-      }
-      last_t_ = ts_[j];
-    }
+    // SkipBefore may have decoded this block's timestamps already.
+    const int take = pending_ > 0 ? pending_ : std::min(kBlock, c_.n - decoded_);
+    if (pending_ == 0 && !ReadTimestamps(take)) return 0;
+    pending_ = 0;
     switch (c_.value_mode) {
       case kValueConst:
         std::fill(vs_, vs_ + take, c_.const_bits);
@@ -301,7 +293,54 @@ class PackedIterator final : public ChunkIterator {
     return take;
   }
 
+  // Decodes timestamps only, block by block, and steps the value column
+  // over every block that ends before t; the first block reaching t is left
+  // pending for Fill.
+  void SkipBefore(int64_t t) override {
+    if (pending_ > 0 || failed()) return;
+    while (decoded_ < c_.n) {
+      const int take = std::min(kBlock, c_.n - decoded_);
+      if (!ReadTimestamps(take)) return;
+      if (ts_[take - 1] >= t) {
+        pending_ = take;
+        return;
+      }
+      if (!SkipValues(take)) return;
+      decoded_ += take;
+    }
+  }
+
  private:
+  bool ReadTimestamps(int take) {
+    if (!c_.ts.Read(take, ts_)) return Fail("bad timestamp column");
+    for (int j = 0; j < take; ++j) {
+      if (ts_[j] <= last_t_ && decoded_ + j > 0) {
+        return Fail("timestamps not increasing at sample " + std::to_string(decoded_ + j));
+      }
+      last_t_ = ts_[j];
+    }
+    return true;
+  }
+
+  // Advances the value column past `take` samples without producing them.
+  bool SkipValues(int take) {
+    switch (c_.value_mode) {
+      case kValueConst:
+        return true;
+      case kValueXor:
+        for (int j = 0; j < take; ++j) {
+          const bool ok = decoded_ + j == 0 ? reader_.ReadBits(64, &prev_bits_)
+                                            : GetXorValue(reader_, &prev_bits_, &window_);
+          if (!ok) return Fail("bad value at sample " + std::to_string(decoded_ + j));
+        }
+        return true;
+      default:
+        if (!c_.ints.Skip(take)) return Fail("bad value column");
+        while (next_exception_ < decoded_ + take) NextException();
+        return true;
+    }
+  }
+
   // Moves to the next exception (validated by Parse), or past the end.
   void NextException() {
     if (exceptions_read_ >= c_.exceptions) {
@@ -325,12 +364,13 @@ class PackedIterator final : public ChunkIterator {
   int next_exception_ = -1;
   uint64_t exception_bits_ = 0;
   int decoded_ = 0;  // samples decoded so far
+  int pending_ = 0;  // timestamps of the next block already in ts_
   int64_t last_t_ = 0;
 };
 
 }  // namespace
 
-std::unique_ptr<SeriesIterator> NewPackedIterator(std::span<const uint8_t> chunk) {
+std::unique_ptr<ChunkIterator> NewPackedIterator(std::span<const uint8_t> chunk) {
   return std::make_unique<PackedIterator>(chunk);
 }
 

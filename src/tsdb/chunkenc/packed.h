@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "tsdb/chunkenc/chunk_iterator.h"
 #include "tsdb/chunkenc/decimal.h"
 #include "tsdb/sample.h"
 #include "tsdb/storage.h"
@@ -58,7 +59,7 @@ struct PackedLayout {
 Result<PackedLayout> DescribePacked(std::span<const uint8_t> chunk);
 
 // `chunk` includes the encoding byte.
-std::unique_ptr<SeriesIterator> NewPackedIterator(std::span<const uint8_t> chunk);
+std::unique_ptr<ChunkIterator> NewPackedIterator(std::span<const uint8_t> chunk);
 Result<int> PackedSampleCount(std::span<const uint8_t> chunk);
 
 }  // namespace gpumon::tsdb::chunkenc

@@ -174,7 +174,7 @@ class XorIterator final : public ChunkIterator {
 
 }  // namespace
 
-std::unique_ptr<SeriesIterator> NewXorIterator(std::span<const uint8_t> chunk) {
+std::unique_ptr<ChunkIterator> NewXorIterator(std::span<const uint8_t> chunk) {
   return std::make_unique<XorIterator>(chunk);
 }
 

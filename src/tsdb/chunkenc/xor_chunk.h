@@ -11,6 +11,7 @@
 #include <span>
 
 #include "common/status.h"
+#include "tsdb/chunkenc/chunk_iterator.h"
 #include "tsdb/sample.h"
 #include "tsdb/storage.h"
 
@@ -22,7 +23,7 @@ inline constexpr int kXorHeaderBytes = 3;
 size_t XorChunkSize(std::span<const Sample> samples);
 
 // `chunk` includes the encoding byte.
-std::unique_ptr<SeriesIterator> NewXorIterator(std::span<const uint8_t> chunk);
+std::unique_ptr<ChunkIterator> NewXorIterator(std::span<const uint8_t> chunk);
 Result<int> XorSampleCount(std::span<const uint8_t> chunk);
 
 }  // namespace gpumon::tsdb::chunkenc

@@ -85,6 +85,44 @@ TEST(IntStreamTest, EveryOrderAndKindRoundTrips) {
   }
 }
 
+// Skip(k) followed by Read gives the same values as reading everything, for
+// every order and kind (kEqual included, via the constant sequences), with
+// skips and reads interleaved at varied lengths.
+TEST(IntStreamTest, SkipThenReadMatchesFullRead) {
+  for (const auto& values : Sequences()) {
+    const int n = static_cast<int>(values.size());
+    for (int order = 0; order <= kLinear; ++order) {
+      for (IntKind kind : {IntKind::kFor, IntKind::kHuffman, IntKind::kEqual}) {
+        std::vector<uint8_t> bytes;
+        EncodeIntStream(values, order, kind, bytes);
+        for (int pattern : {1, 2, 5, 31, 32, 70}) {
+          IntStreamReader reader;
+          const uint8_t* p = bytes.data();
+          ASSERT_TRUE(reader.Init(&p, bytes.data() + bytes.size(), n));
+          int i = 0;
+          bool skip = true;
+          while (i < n) {
+            const int len = std::min(n - i, skip ? pattern : (pattern % 7) + 1);
+            if (skip) {
+              ASSERT_TRUE(reader.Skip(len));
+            } else {
+              std::vector<int64_t> got(static_cast<size_t>(len));
+              ASSERT_TRUE(reader.Read(len, got.data()));
+              for (int j = 0; j < len; ++j) {
+                ASSERT_EQ(got[static_cast<size_t>(j)], values[static_cast<size_t>(i + j)])
+                    << "n=" << n << " order=" << order << " kind=" << int(kind)
+                    << " pattern=" << pattern << " at " << i + j;
+              }
+            }
+            i += len;
+            skip = !skip;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(IntStreamTest, BestIsTheSmallest) {
   for (const auto& values : Sequences()) {
     std::vector<uint8_t> best;
