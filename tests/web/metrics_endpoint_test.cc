@@ -3,24 +3,13 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include "gunzip.h"
 #include "web/gzip.h"
 
 namespace gpumon::web {
 namespace {
 
-std::string Gunzip(const std::string& in) {
-  z_stream zs{};
-  EXPECT_EQ(inflateInit2(&zs, 16 + MAX_WBITS), Z_OK);
-  std::string out(1 << 20, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  zs.avail_in = static_cast<uInt>(in.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  EXPECT_EQ(inflate(&zs, Z_FINISH), Z_STREAM_END);
-  out.resize(zs.total_out);
-  inflateEnd(&zs);
-  return out;
-}
+using ::gpumon::web::testing::Gunzip;
 
 TEST(GzipTest, RoundTrips) {
   std::string text;

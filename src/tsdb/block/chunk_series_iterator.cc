@@ -59,17 +59,31 @@ ChunkSeriesIterator::Verdict ChunkSeriesIterator::Check(Sample s) {
   return Verdict::kAccept;
 }
 
+ChunkSeriesIterator::Verdict ChunkSeriesIterator::Take(Sample s) {
+  if (cur_plain_ && s.t <= cur_maxt_ && (!started_ || s.t > at_.t)) {
+    at_ = s;
+    started_ = true;
+    return Verdict::kAccept;
+  }
+  return Check(s);
+}
+
+bool ChunkSeriesIterator::FinishChunk() {
+  if (!cur_->status().ok()) {
+    status_ = cur_->status();
+    done_ = true;
+    DropChunk();
+    return false;
+  }
+  DropChunk();
+  return true;
+}
+
 bool ChunkSeriesIterator::Next() {
   // Common case: a chunk inside the range with nothing deleted in it; its
-  // samples need only the ordering check, done inline.
+  // samples need only the ordering check (Take's inline path).
   if (cur_plain_ && cur_->Next()) {
-    const Sample s = cur_->At();
-    if (s.t <= cur_maxt_ && (!started_ || s.t > at_.t)) {
-      at_ = s;
-      started_ = true;
-      return true;
-    }
-    switch (Check(s)) {
+    switch (Take(cur_->At())) {
       case Verdict::kAccept:
         return true;
       case Verdict::kStop:
@@ -89,22 +103,10 @@ bool ChunkSeriesIterator::NextSlow() {
       return false;
     }
     if (!cur_->Next()) {
-      if (!cur_->status().ok()) {
-        status_ = cur_->status();
-        done_ = true;
-        DropChunk();
-        return false;
-      }
-      DropChunk();
+      if (!FinishChunk()) return false;
       continue;
     }
-    const Sample s = cur_->At();
-    if (cur_plain_ && s.t <= cur_maxt_ && (!started_ || s.t > at_.t)) {
-      at_ = s;
-      started_ = true;
-      return true;
-    }
-    switch (Check(s)) {
+    switch (Take(cur_->At())) {
       case Verdict::kAccept:
         return true;
       case Verdict::kStop:
@@ -131,13 +133,7 @@ bool ChunkSeriesIterator::Seek(int64_t t) {
     // this iterator rejected, and at_.t < t here, so this only moves
     // forward past samples that Next would also have passed.
     if (!cur_->Seek(t)) {
-      if (!cur_->status().ok()) {
-        status_ = cur_->status();
-        done_ = true;
-        DropChunk();
-        return false;
-      }
-      DropChunk();
+      if (!FinishChunk()) return false;
       continue;
     }
     switch (Check(cur_->At())) {

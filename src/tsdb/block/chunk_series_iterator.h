@@ -42,6 +42,12 @@ class ChunkSeriesIterator : public SeriesIterator {
   // The full range, order and deletion checks for a decoded sample; on
   // kAccept it becomes the current one, on kStop iteration ends.
   Verdict Check(Sample s);
+  // Check, with the inline ordering-only path for plain chunks (inside the
+  // range, nothing deleted).
+  Verdict Take(Sample s);
+  // The current chunk's iterator stopped: drops the chunk; false when it
+  // stopped on an error (recorded in status_, iteration over).
+  bool FinishChunk();
   bool NextSlow();
   void DropChunk() {
     cur_.reset();

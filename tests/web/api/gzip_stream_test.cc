@@ -5,27 +5,12 @@
 
 #include <string>
 
+#include "../gunzip.h"
+
 namespace gpumon::web::api {
 namespace {
 
-std::string Gunzip(const std::string& in) {
-  z_stream zs{};
-  EXPECT_EQ(inflateInit2(&zs, 16 + MAX_WBITS), Z_OK);
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  zs.avail_in = static_cast<uInt>(in.size());
-  std::string out;
-  char buf[4096];
-  int rc;
-  do {
-    zs.next_out = reinterpret_cast<Bytef*>(buf);
-    zs.avail_out = sizeof buf;
-    rc = inflate(&zs, Z_NO_FLUSH);
-    out.append(buf, sizeof buf - zs.avail_out);
-  } while (rc == Z_OK);
-  EXPECT_EQ(rc, Z_STREAM_END);
-  inflateEnd(&zs);
-  return out;
-}
+using ::gpumon::web::testing::Gunzip;
 
 TEST(GzipStreamTest, PiecesDecompressToTheConcatenation) {
   std::string compressed;

@@ -7,6 +7,7 @@
 
 #include <thread>
 
+#include "../gunzip.h"
 #include "test_util.h"
 #include "tsdb/head/head.h"
 #include "tsdb/head/head_appender.h"
@@ -18,24 +19,7 @@ namespace {
 using testing::ParseJson;
 using testing::Str;
 
-std::string Gunzip(const std::string& in) {
-  z_stream zs{};
-  EXPECT_EQ(inflateInit2(&zs, 16 + MAX_WBITS), Z_OK);
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  zs.avail_in = static_cast<uInt>(in.size());
-  std::string out;
-  char buf[16384];
-  int rc;
-  do {
-    zs.next_out = reinterpret_cast<Bytef*>(buf);
-    zs.avail_out = sizeof buf;
-    rc = inflate(&zs, Z_NO_FLUSH);
-    out.append(buf, sizeof buf - zs.avail_out);
-  } while (rc == Z_OK);
-  EXPECT_EQ(rc, Z_STREAM_END);
-  inflateEnd(&zs);
-  return out;
-}
+using ::gpumon::web::testing::Gunzip;
 
 class HttpApiTest : public ::testing::Test {
  protected:
