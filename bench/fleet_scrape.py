@@ -45,12 +45,14 @@ JOB = "gpumon_sim"
 
 
 def write_config(path, sim_port, prom_port, nodes):
-    # Prometheus also scrapes itself, for its ingestion rate and head series.
+    """One target per simulated node; prom_port, when given, adds a job
+    scraping the server itself (for its ingestion rate and head series)."""
     lines = ["global:", f"  scrape_interval: {SCRAPE_INTERVAL_S}s", "  scrape_timeout: 10s",
-             f"  evaluation_interval: {SCRAPE_INTERVAL_S}s", "scrape_configs:",
-             "  - job_name: prometheus", "    static_configs:",
-             f"      - targets: ['127.0.0.1:{prom_port}']",
-             f"  - job_name: {JOB}", "    static_configs:"]
+             f"  evaluation_interval: {SCRAPE_INTERVAL_S}s", "scrape_configs:"]
+    if prom_port:
+        lines += ["  - job_name: prometheus", "    static_configs:",
+                  f"      - targets: ['127.0.0.1:{prom_port}']"]
+    lines += [f"  - job_name: {JOB}", "    static_configs:"]
     for i in range(nodes):
         lines += [f"      - targets: ['127.0.0.1:{sim_port}']",
                   f"        labels: {{__metrics_path__: '/node/{i}/metrics', "

@@ -23,6 +23,7 @@ Result<Flags> Flags::Parse(const std::vector<std::string>& args,
       value = args[++i];
     }
     f.values_[name] = value.value_or("true");
+    f.all_[name].push_back(f.values_[name]);
   }
   return f;
 }
@@ -31,6 +32,11 @@ std::optional<std::string> Flags::Get(const std::string& name) const {
   auto it = values_.find(name);
   if (it == values_.end()) return std::nullopt;
   return it->second;
+}
+
+std::vector<std::string> Flags::GetAll(const std::string& name) const {
+  auto it = all_.find(name);
+  return it == all_.end() ? std::vector<std::string>{} : it->second;
 }
 
 Result<long> Flags::GetInt(const std::string& name, long fallback, long min, long max) const {

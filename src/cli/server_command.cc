@@ -1,15 +1,16 @@
-// `gpumon server`: the query server. Opens the TSDB in a data directory
-// (replaying its WAL) and serves the Prometheus HTTP API over it, so
-// Prometheus clients such as Grafana work unchanged. With --config it also
-// scrapes the configured targets into the TSDB. Rules, alerting and remote
-// write come later; each part is wired separately below.
+// `gpumon server`: the all-in-one monitoring server. This file only wires
+// modules together, in start-up order:
+//   flags and configuration files (checked before anything starts) →
+//   HTTP listener (bound early so a port conflict fails fast) → TSDB (WAL
+//   replay) → PromQL engine and API → self-monitoring → scraping (from
+//   --config) or in-process local collection → SIGHUP / POST /-/reload →
+//   serve; and the reverse on shutdown, writing stale markers.
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cinttypes>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -19,120 +20,29 @@
 
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "cli/local_collection.h"
 #include "cli/runtime.h"
-#include "common/duration.h"
+#include "cli/server_options.h"
 #include "common/log.h"
 #include "promql/engine.h"
 #include "scrape/config.h"
 #include "scrape/manager.h"
 #include "scrape/targets_json.h"
+#include "selfmon/process_metrics.h"
+#include "selfmon/registry.h"
+#include "selfmon/server_metrics.h"
 #include "tsdb/db/db.h"
+#include "tsdb/dedup/dedup_querier.h"
+#include "web/api/admin_api.h"
 #include "web/api/backend.h"
+#include "web/api/federate.h"
 #include "web/api/http_api.h"
 #include "web/http_server.h"
+#include "web/metrics_endpoint.h"
+#include "web/web_config.h"
 
 namespace gpumon::cli {
 namespace {
-
-constexpr const char* kUsage =
-    "usage: gpumon server [--listen HOST:PORT] [--data DIR] [--retention DURATION]\n"
-    "                     [--retention-size BYTES] [--query.timeout DURATION]\n"
-    "                     [--query.max-samples N] [--query.max-concurrency N]\n"
-    "                     [--query.lookback-delta DURATION] [--config FILE]\n\n"
-    "Serves the Prometheus HTTP API (/api/v1/...) over the TSDB in --data\n"
-    "(default ./data; load history with `gpumon tsdb import`).\n"
-    "  --listen                 address to serve on (default :9090)\n"
-    "  --retention              delete raw data older than this (default 15d; 0: keep)\n"
-    "  --retention-size         delete the oldest blocks beyond this size, e.g. 512MB\n"
-    "                           (default 0: no limit)\n"
-    "  --query.timeout          longest a query may run (default 2m)\n"
-    "  --query.max-samples      most samples a query may hold at once (default 50000000)\n"
-    "  --query.max-concurrency  queries run at once; more wait (default 20)\n"
-    "  --query.lookback-delta   how far back an instant selector looks (default 5m)\n"
-    "  --config                 Prometheus-format configuration: scrape_configs are\n"
-    "                           scraped into the TSDB; SIGHUP reloads it\n";
-
-struct ServerConfig {
-  std::string listen = ":9090";
-  std::string data = "./data";
-  tsdb::db::DbOptions db;
-  promql::EngineOptions engine;
-  std::map<std::string, std::string> effective_flags;
-};
-
-// "1073741824", "512MB", "1GiB" (units are powers of 1024, as Prometheus's).
-Result<uint64_t> ParseBytes(const std::string& text) {
-  size_t i = 0;
-  while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
-  if (i == 0) return Status::Error("invalid size \"" + text + "\"");
-  uint64_t n = std::stoull(text.substr(0, i));
-  std::string unit = text.substr(i);
-  static const std::pair<const char*, int> kUnits[] = {
-      {"", 0},    {"B", 0},  {"KB", 1},  {"KiB", 1}, {"MB", 2},  {"MiB", 2}, {"GB", 3},
-      {"GiB", 3}, {"TB", 4}, {"TiB", 4}, {"PB", 5},  {"PiB", 5}, {"EB", 6},  {"EiB", 6}};
-  for (const auto& [name, power] : kUnits) {
-    if (unit == name) {
-      for (int p = 0; p < power; ++p) {
-        if (n > UINT64_MAX / 1024) return Status::Error("size \"" + text + "\" overflows");
-        n *= 1024;
-      }
-      return n;
-    }
-  }
-  return Status::Error("invalid size \"" + text + "\": unknown unit \"" + unit + "\"");
-}
-
-Result<int64_t> DurationFlag(const Flags& flags, const std::string& name, int64_t fallback,
-                             bool allow_zero) {
-  auto text = flags.Get(name);
-  if (!text) return fallback;
-  auto d = ParseDuration(*text);
-  if (!d.ok()) return Status::Error("flag --" + name + ": " + d.status().message());
-  if (d->count() < 0 || (!allow_zero && d->count() == 0)) {
-    return Status::Error("flag --" + name + ": must be " + (allow_zero ? "" : "greater than ") +
-                         "0" + (allow_zero ? " or more" : ""));
-  }
-  return static_cast<int64_t>(d->count());
-}
-
-Result<ServerConfig> ParseConfig(const Flags& flags) {
-  ServerConfig c;
-  c.listen = flags.Get("listen").value_or(c.listen);
-  c.data = flags.Get("data").value_or(c.data);
-  auto retention = DurationFlag(flags, "retention", c.db.retention_ms, true);
-  if (!retention.ok()) return retention.status();
-  c.db.retention_ms = *retention;
-  if (auto size = flags.Get("retention-size")) {
-    auto bytes = ParseBytes(*size);
-    if (!bytes.ok()) return bytes.status().WithContext("flag --retention-size");
-    c.db.retention_bytes = *bytes;
-  }
-  auto timeout = DurationFlag(flags, "query.timeout", c.engine.timeout_ms, false);
-  if (!timeout.ok()) return timeout.status();
-  c.engine.timeout_ms = *timeout;
-  auto lookback = DurationFlag(flags, "query.lookback-delta", c.engine.lookback_delta_ms, false);
-  if (!lookback.ok()) return lookback.status();
-  c.engine.lookback_delta_ms = *lookback;
-  auto samples = flags.GetInt("query.max-samples", c.engine.max_samples, 1, INT64_MAX);
-  if (!samples.ok()) return samples.status();
-  c.engine.max_samples = *samples;
-  auto concurrency = flags.GetInt("query.max-concurrency", c.engine.max_concurrent, 1, 100000);
-  if (!concurrency.ok()) return concurrency.status();
-  c.engine.max_concurrent = static_cast<int>(*concurrency);
-
-  auto ms = [](int64_t v) { return FormatDuration(std::chrono::milliseconds(v)); };
-  c.effective_flags = {
-      {"listen", c.listen},
-      {"data", c.data},
-      {"retention", ms(c.db.retention_ms)},
-      {"retention-size", std::to_string(c.db.retention_bytes)},
-      {"query.timeout", ms(c.engine.timeout_ms)},
-      {"query.max-samples", std::to_string(c.engine.max_samples)},
-      {"query.max-concurrency", std::to_string(c.engine.max_concurrent)},
-      {"query.lookback-delta", ms(c.engine.lookback_delta_ms)},
-  };
-  return c;
-}
 
 // Prints WAL replay progress to stderr, one line per segment.
 std::function<void(const tsdb::wal::ReplayProgress&)> ReplayPrinter() {
@@ -167,42 +77,113 @@ struct StopControl {
   std::atomic<bool> requested{false};
 };
 
+// The API backend, timing every query for the self-monitoring metrics.
+class InstrumentedBackend : public web::api::StorageBackend {
+ public:
+  InstrumentedBackend(promql::Queryable q, promql::Engine& engine, HeadFn head)
+      : StorageBackend(std::move(q), engine, std::move(head)) {}
+  void set_metrics(selfmon::ServerMetrics* m) { metrics_ = m; }
+
+  promql::QueryResult InstantQuery(const promql::Expr& expr, int64_t ts_ms,
+                                   const promql::QueryOptions& o) override {
+    return Timed("instant", [&] { return StorageBackend::InstantQuery(expr, ts_ms, o); });
+  }
+  promql::QueryResult RangeQuery(const promql::Expr& expr, int64_t start_ms, int64_t end_ms,
+                                 int64_t step_ms, const promql::QueryOptions& o) override {
+    return Timed("range",
+                 [&] { return StorageBackend::RangeQuery(expr, start_ms, end_ms, step_ms, o); });
+  }
+
+ private:
+  template <typename F>
+  promql::QueryResult Timed(std::string_view type, F run) {
+    const auto start = std::chrono::steady_clock::now();
+    promql::QueryResult r = run();
+    if (metrics_ != nullptr) {
+      const double s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      metrics_->RecordQuery(type, s, r.ok() ? "" : promql::ErrorTypeName(r.error_type),
+                            r.stats.samples_loaded);
+    }
+    return r;
+  }
+  selfmon::ServerMetrics* metrics_ = nullptr;
+};
+
+selfmon::TsdbStatsView TsdbView(tsdb::db::DB& db) {
+  selfmon::TsdbStatsView v;
+  const auto& head = db.head();
+  v.head_series = static_cast<double>(head.NumSeries());
+  v.head_samples_appended_total = static_cast<double>(head.SamplesAppended());
+  if (head.NumSeries() > 0) {
+    v.head_min_time_ms = static_cast<double>(head.MinTime());
+    v.head_max_time_ms = static_cast<double>(head.MaxTime());
+  }
+  const auto blocks = db.blocks();
+  uint64_t bytes = 0;
+  for (const auto& b : blocks) bytes += b->SizeBytes();
+  v.blocks_loaded = static_cast<double>(blocks.size());
+  v.storage_blocks_bytes = static_cast<double>(bytes);
+  return v;
+}
+
+selfmon::ScrapeStatsView ScrapeView(const std::vector<scrape::TargetSnapshot>& targets,
+                                    const std::atomic<int>& last_reload_ok,
+                                    const std::atomic<int64_t>& last_reload_ms) {
+  selfmon::ScrapeStatsView v;
+  std::map<std::string, selfmon::ScrapePoolView> pools;
+  for (const auto& t : targets) {
+    auto& p = pools[t.scrape_pool];
+    p.name = t.scrape_pool;
+    auto& count = t.health == scrape::Health::kUp     ? p.targets_up
+                  : t.health == scrape::Health::kDown ? p.targets_down
+                                                      : p.targets_unknown;
+    count = count.value_or(0) + 1;
+  }
+  for (auto& [name, p] : pools) v.pools.push_back(std::move(p));
+  v.last_reload_successful = last_reload_ok.load();
+  if (last_reload_ms.load() > 0) {
+    v.last_reload_success_timestamp_seconds = static_cast<double>(last_reload_ms.load()) / 1000;
+  }
+  return v;
+}
+
 }  // namespace
 
 int RunServer(const std::vector<std::string>& args) {
-  auto flags = Flags::Parse(args, {{"listen", true},
-                                   {"data", true},
-                                   {"retention", true},
-                                   {"retention-size", true},
-                                   {"query.timeout", true},
-                                   {"query.max-samples", true},
-                                   {"query.max-concurrency", true},
-                                   {"query.lookback-delta", true},
-                                   {"config", true},
-                                   {"help", false}});
+  auto flags = Flags::Parse(args, ServerFlagTable());
   if (!flags.ok()) {
-    std::cerr << "gpumon server: " << flags.status().message() << "\n" << kUsage;
+    std::cerr << "gpumon server: " << flags.status().message() << "\n" << ServerUsage();
     return 2;
   }
   if (flags->Has("help")) {
-    std::cout << kUsage;
+    std::cout << ServerUsage();
     return 0;
   }
-  auto config = ParseConfig(*flags);
-  if (!config.ok()) {
-    std::cerr << "gpumon server: " << config.status().message() << "\n";
+  auto opts = ParseServerOptions(*flags);
+  if (!opts.ok()) {
+    std::cerr << "gpumon server: " << opts.status().message() << "\n";
     return 2;
   }
   const int64_t start_ms = NowMs();
-  // The scrape configuration is checked before anything starts.
-  std::optional<scrape::Config> scrape_config;
-  if (auto path = flags->Get("config")) {
-    auto loaded = scrape::LoadConfig(*path);
+  // Configuration files are checked before anything starts.
+  std::optional<scrape::Config> config;
+  if (opts->config_file) {
+    auto loaded = scrape::LoadConfig(*opts->config_file);
     if (!loaded.ok()) {
       std::cerr << "gpumon server: " << loaded.status().message() << "\n";
       return 2;
     }
-    scrape_config = std::move(*loaded);
+    config = std::move(*loaded);
+  }
+  std::optional<web::WebConfig> web_config;
+  if (opts->web_config_file) {
+    auto loaded = web::LoadWebConfig(*opts->web_config_file);
+    if (!loaded.ok()) {
+      std::cerr << "gpumon server: " << loaded.status().message() << "\n";
+      return 2;
+    }
+    web_config = std::move(*loaded);
   }
   // SIGHUP (reload) is taken by a watcher thread; block it before any
   // thread starts so no other thread receives it.
@@ -212,8 +193,8 @@ int RunServer(const std::vector<std::string>& args) {
   pthread_sigmask(SIG_BLOCK, &hup, nullptr);
 
   // Bind first so a port conflict fails fast, before a long WAL replay.
-  web::HttpServer server({.threads = 8, .keep_alive_max_requests = 100});
-  if (Status s = server.Bind(config->listen); !s.ok()) {
+  web::HttpServer server({.threads = 8, .keep_alive_max_requests = 100}, web_config);
+  if (Status s = server.Bind(opts->listen); !s.ok()) {
     std::cerr << "gpumon server: " << s.message() << "\n";
     return 1;
   }
@@ -235,13 +216,13 @@ int RunServer(const std::vector<std::string>& args) {
     stop->done = true;
   };
 
-  tsdb::db::DbOptions db_opts = config->db;
+  tsdb::db::DbOptions db_opts = opts->db;
   db_opts.replay_progress = ReplayPrinter();
-  LogInfo("opening TSDB in " + config->data);
-  auto opened = tsdb::db::DB::Open(config->data, db_opts);
+  LogInfo("opening TSDB in " + opts->data);
+  auto opened = tsdb::db::DB::Open(opts->data, db_opts);
   if (!opened.ok()) {
     finish();
-    std::cerr << "gpumon server: cannot open " << config->data << ": " << opened.status().message()
+    std::cerr << "gpumon server: cannot open " << opts->data << ": " << opened.status().message()
               << "\n";
     return 1;
   }
@@ -250,20 +231,68 @@ int RunServer(const std::vector<std::string>& args) {
     finish();
     return 0;
   }
-
-  promql::Engine engine(config->engine);
   tsdb::db::DB* dbp = db.get();
-  web::api::StorageBackend backend(
-      [dbp](int64_t mint, int64_t maxt) { return dbp->NewQuerier(mint, maxt); }, engine,
-      [dbp] {
-        const auto& head = dbp->head();
-        web::api::HeadSummary h;
-        h.num_series = head.NumSeries();
-        h.chunk_count = static_cast<int64_t>(head.Stats(0).chunks);
-        h.min_time = head.MinTime();
-        h.max_time = head.MaxTime();
-        return h;
-      });
+
+  // Queries: the API reads through the replica dedup (a no-op without
+  // --query.replica-label).
+  promql::Engine engine(opts->engine);
+  promql::Queryable api_queryable = [dbp, replicas = opts->replica_labels](int64_t mint,
+                                                                           int64_t maxt) {
+    auto q = dbp->NewQuerier(mint, maxt);
+    return replicas.empty() ? std::move(q) : tsdb::dedup::NewDedupQuerier(std::move(q), replicas);
+  };
+  InstrumentedBackend backend(api_queryable, engine, [dbp] {
+    const auto& head = dbp->head();
+    web::api::HeadSummary h;
+    h.num_series = head.NumSeries();
+    h.chunk_count = static_cast<int64_t>(head.Stats(0).chunks);
+    h.min_time = head.MinTime();
+    h.max_time = head.MaxTime();
+    return h;
+  });
+  web::api::AdminHooks hooks;
+  hooks.delete_series = [dbp](std::span<const tsdb::Matcher> ms, int64_t a, int64_t b) {
+    return dbp->Delete(ms, a, b);
+  };
+  hooks.snapshot = [dbp](const std::string& dir, bool with_head) {
+    return dbp->Snapshot(dir, with_head);
+  };
+  hooks.data_dir = opts->data;
+  backend.SetAdminHooks(std::move(hooks));
+
+  // Self-monitoring: gpumon_* and process_* metrics, served on /metrics
+  // and collected into the TSDB like any target.
+  selfmon::Registry registry;
+  if (Status s = selfmon::RegisterProcessMetrics(registry); !s.ok()) {
+    LogWarn("process metrics: " + s.message());
+  }
+  std::unique_ptr<scrape::Manager> scraper;
+  std::unique_ptr<LocalCollection> local;
+  std::atomic<int> last_reload_ok{1};
+  std::atomic<int64_t> last_reload_ms{start_ms};
+  auto all_targets = [&scraper, &local] {
+    std::vector<scrape::TargetSnapshot> out;
+    if (scraper) out = scraper->Targets();
+    if (local) {
+      for (auto& t : local->Targets()) out.push_back(std::move(t));
+    }
+    return out;
+  };
+  selfmon::ServerStatsSources sources;
+  sources.version = GPUMON_VERSION;
+  sources.revision = std::string("gpumon ") + GPUMON_VERSION;
+  sources.tsdb = [dbp] { return TsdbView(*dbp); };
+  sources.scrape = [&] { return ScrapeView(all_targets(), last_reload_ok, last_reload_ms); };
+  auto server_metrics = selfmon::RegisterServerMetrics(registry, sources);
+  if (!server_metrics.ok()) {
+    finish();
+    std::cerr << "gpumon server: self-monitoring: " << server_metrics.status().message() << "\n";
+    return 1;
+  }
+  backend.set_metrics(server_metrics->get());
+  auto render_self = [&registry](exposition::Format f, std::string* out) {
+    registry.Render(f, out);
+  };
 
   web::api::ServerInfo info;
   info.version = "3.0.0";
@@ -271,62 +300,117 @@ int RunServer(const std::vector<std::string>& args) {
   info.start_time_ms = start_ms;
   info.cwd = Cwd();
   info.hostname = LocalHostname();
-  info.storage_retention = config->effective_flags["retention"];
-  info.flags = config->effective_flags;
-  if (scrape_config) {
-    info.flags["config.file"] = scrape_config->file;
-    info.config_yaml = scrape_config->yaml;
-  }
+  info.storage_retention = opts->effective_flags["retention"];
+  info.flags = opts->effective_flags;
+  if (config) info.config_yaml = config->yaml;
 
-  // Scraping: one manager appending into the DB's head; SIGHUP reloads
-  // the file, keeping the running configuration when the new one is bad.
-  std::unique_ptr<scrape::Manager> scraper;
-  std::atomic<bool> reload_stop{false};
-  std::thread reloader;
-  if (scrape_config) {
-    scraper = std::make_unique<scrape::Manager>(
-        scrape::HeadAppenderFactory([dbp] { return dbp->Appender(); }));
-    scraper->ApplyConfig(*scrape_config);
-    LogInfo("scraping " + std::to_string(scrape_config->scrape_configs.size()) + " job(s) from " +
-            scrape_config->file);
-    reloader = std::thread([&reload_stop, &scraper, path = scrape_config->file, hup] {
-      while (!reload_stop) {
-        timespec wait{0, 200 * 1000 * 1000};
-        if (sigtimedwait(&hup, nullptr, &wait) != SIGHUP) continue;
-        auto next = scrape::LoadConfig(path);
-        if (!next.ok()) {
-          LogError("reloading " + path +
-                   " failed, keeping the running configuration: " + next.status().message());
-          continue;
-        }
-        scraper->ApplyConfig(*next);
-        LogInfo("reloaded " + path);
-      }
-    });
-    scrape::Manager* mgr = scraper.get();
-    server.raw().Get("/api/v1/targets", [mgr](const httplib::Request& req, httplib::Response& res) {
-      res.set_content(scrape::TargetsJson(mgr->Targets(), req.get_param_value("state"),
-                                          req.get_param_value("scrapePool")),
-                      "application/json");
-    });
+  scrape::AppenderFactory appender = scrape::HeadAppenderFactory([dbp] { return dbp->Appender(); });
+
+  // Scraping (--config) or the local node in-process; the server's own
+  // metrics are collected either way.
+  if (config) {
+    scraper = std::make_unique<scrape::Manager>(appender);
+    scraper->ApplyConfig(*config);
+    LogInfo("scraping " + std::to_string(config->scrape_configs.size()) + " job(s) from " +
+            config->file);
   }
+  LocalCollectionOptions local_opts;
+  local_opts.collect_node = !config.has_value();
+  local_opts.simulate_spec = opts->simulate_spec;
+  local_opts.seed = opts->seed;
+  local_opts.nvml_library = opts->nvml_library;
+  local_opts.self_metrics = render_self;
+  local_opts.self_instance =
+      opts->listen.front() == ':' ? "localhost" + opts->listen : opts->listen;
+  local_opts.interval_ms = config ? config->global.scrape_interval_ms : opts->local_interval_ms;
+  auto started = StartLocalCollection(local_opts, appender);
+  if (!started.ok()) {
+    finish();
+    if (scraper) scraper->Stop();
+    std::cerr << "gpumon server: " << started.status().message() << "\n";
+    return 2;
+  }
+  local = std::move(*started);
+  if (!config) LogInfo("local collection: " + local->description());
+
+  // Reload: SIGHUP, or POST /-/reload with --web.enable-lifecycle. A bad
+  // file keeps the running configuration.
+  std::mutex reload_mu;
+  auto reload = [&]() -> Status {
+    std::lock_guard<std::mutex> lock(reload_mu);
+    if (!config) return Status::Error("no --config file to reload");
+    auto next = scrape::LoadConfig(config->file);
+    if (!next.ok()) {
+      last_reload_ok = 0;
+      LogError("reloading " + config->file +
+               " failed, keeping the running configuration: " + next.status().message());
+      return next.status();
+    }
+    scraper->ApplyConfig(*next);
+    last_reload_ok = 1;
+    last_reload_ms = NowMs();
+    LogInfo("reloaded " + config->file);
+    return Status::Ok();
+  };
+  std::atomic<bool> reload_stop{false};
+  std::thread reloader([&reload_stop, &reload, hup] {
+    while (!reload_stop) {
+      timespec wait{0, 200 * 1000 * 1000};
+      if (sigtimedwait(&hup, nullptr, &wait) != SIGHUP) continue;
+      (void)reload();
+    }
+  });
+
+  // Routes.
   web::api::QueryApi query_api(backend, NowMs);
   web::api::SeriesApi series_api(backend);
   web::api::StatusApi status_api(backend, info, NowMs);
+  web::api::AdminApi admin_api(backend);
+  web::api::Federate federate(backend, config ? config->global.external_labels : Labels(), NowMs,
+                              opts->engine.lookback_delta_ms);
   web::api::RegisterApiRoutes(server.raw(), {.query = &query_api,
                                              .series = &series_api,
                                              .status = &status_api,
-                                             .ready = [] { return true; }});
+                                             .ready = [] { return true; },
+                                             .admin = &admin_api,
+                                             .enable_admin = opts->enable_admin_api,
+                                             .federate = &federate});
+  server.raw().Get(
+      "/api/v1/targets", [&all_targets](const httplib::Request& req, httplib::Response& res) {
+        res.set_content(scrape::TargetsJson(all_targets(), req.get_param_value("state"),
+                                            req.get_param_value("scrapePool")),
+                        "application/json");
+      });
+  auto generation = std::make_shared<std::atomic<uint64_t>>(0);
+  web::MetricsEndpoint self_endpoint([generation] { return ++*generation; }, render_self);
+  server.raw().Get("/metrics",
+                   [&self_endpoint](const httplib::Request& req, httplib::Response& res) {
+                     web::HttpServer::ServeMetrics(self_endpoint, req, res);
+                   });
+  if (opts->enable_lifecycle) {
+    auto reload_route = [&reload](const httplib::Request&, httplib::Response& res) {
+      Status s = reload();
+      res.status = s.ok() ? 200 : 500;
+      res.set_content(s.ok() ? "" : "failed to reload config: " + s.message() + "\n", "text/plain");
+    };
+    server.raw().Post("/-/reload", reload_route);
+    server.raw().Put("/-/reload", reload_route);
+    server.raw().Post("/-/quit", [srv](const httplib::Request&, httplib::Response& res) {
+      res.set_content("Requesting termination... Goodbye!\n", "text/plain");
+      ::kill(::getpid(), SIGTERM);
+      (void)srv;
+    });
+  }
 
-  LogInfo("serving the Prometheus API on " + config->listen + " (port " +
-          std::to_string(server.port()) + ")");
+  LogInfo(std::string("serving the Prometheus API on ") + opts->listen + " (port " +
+          std::to_string(server.port()) + (server.tls() ? ", TLS" : "") + ")");
   server.Run();
   finish();
-  if (scraper) {
-    reload_stop = true;
-    if (reloader.joinable()) reloader.join();
-    scraper->Stop();  // writes stale markers for every scraped series
-  }
+  reload_stop = true;
+  reloader.join();
+  // Stale markers for everything scraped, then the storage closes.
+  if (scraper) scraper->Stop();
+  local->Stop();
   LogInfo("server stopped");
   return 0;
 }

@@ -20,12 +20,17 @@
 //   Prometheus's active query tracker does.
 // - Evaluation errors (e.g. "vector cannot contain metrics with the same
 //   labelset") are kExecution; a parse error is kBadData.
+// - Per-query QueryOptions override the engine's settings for one query,
+//   as Prometheus's query options and request context do: the timeout is
+//   min(query timeout, engine timeout) (0 fails at once); a lookback delta
+//   > 0 replaces the engine's.
 // - Native histograms are not supported; nothing in the store holds them.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -37,6 +42,12 @@ namespace gpumon::promql {
 
 // Opens a querier covering [mint, maxt] (ms, inclusive).
 using Queryable = std::function<std::unique_ptr<tsdb::Querier>(int64_t mint, int64_t maxt)>;
+
+// Overrides for one query; unset fields keep the engine's options.
+struct QueryOptions {
+  std::optional<int64_t> timeout_ms;  // capped at EngineOptions::timeout_ms
+  int64_t lookback_delta_ms = 0;      // <= 0: the engine's lookback delta
+};
 
 struct EngineOptions {
   int64_t lookback_delta_ms = 5 * 60 * 1000;
@@ -77,11 +88,14 @@ class Engine {
                     int64_t step_ms);
 
   // Same, for an already parsed expression.
-  QueryResult InstantExpr(const Queryable& q, const Expr& expr, int64_t ts_ms);
+  QueryResult InstantExpr(const Queryable& q, const Expr& expr, int64_t ts_ms,
+                          const QueryOptions& qopts = {});
   QueryResult RangeExpr(const Queryable& q, const Expr& expr, int64_t start_ms, int64_t end_ms,
-                        int64_t step_ms);
+                        int64_t step_ms, const QueryOptions& qopts = {});
 
   const EngineOptions& options() const { return opts_; }
+  // The engine's options with `qopts` applied.
+  EngineOptions Effective(const QueryOptions& qopts) const;
 
  private:
   struct Impl;

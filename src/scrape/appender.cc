@@ -10,6 +10,9 @@ class HeadAdapter : public Appender {
     auto r = app_->Append(0, labels, t_ms, v);
     return r.ok() ? Status::Ok() : r.status();
   }
+  Result<uint64_t> AppendRef(uint64_t ref, const Labels& labels, int64_t t_ms, double v) override {
+    return app_->Append(ref, labels, t_ms, v);
+  }
   Status Commit() override { return app_->Commit(); }
   void Rollback() override { app_->Rollback(); }
 

@@ -3,9 +3,11 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -72,6 +74,17 @@ class Reader {
       return Error(node, field, "expected a non-negative integer, got \"" + *s + "\"");
     }
     return std::stoull(*s);
+  }
+
+  Result<int64_t> Int(const YAML::Node& node, const std::string& field) const {
+    auto s = String(node, field);
+    if (!s.ok()) return s.status();
+    const size_t start = (!s->empty() && (*s)[0] == '-') ? 1 : 0;
+    if (s->size() == start || s->size() > start + 18 ||
+        !std::all_of(s->begin() + start, s->end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      return Error(node, field, "expected an integer, got \"" + *s + "\"");
+    }
+    return static_cast<int64_t>(std::stoll(*s));
   }
 
   Result<int64_t> Duration(const YAML::Node& node, const std::string& field) const {
@@ -143,52 +156,32 @@ class Reader {
     lhs = std::move(r_).value();      \
   } while (0)
 
-const std::set<std::string> kUnsupportedScrapeFields = {"basic_auth",
-                                                        "authorization",
-                                                        "oauth2",
-                                                        "bearer_token",
-                                                        "bearer_token_file",
-                                                        "tls_config",
-                                                        "proxy_url",
-                                                        "no_proxy",
-                                                        "proxy_from_environment",
-                                                        "proxy_connect_header",
-                                                        "follow_redirects",
-                                                        "enable_http2",
-                                                        "kubernetes_sd_configs",
-                                                        "consul_sd_configs",
-                                                        "dns_sd_configs",
-                                                        "ec2_sd_configs",
-                                                        "gce_sd_configs",
-                                                        "azure_sd_configs",
-                                                        "http_sd_configs",
-                                                        "docker_sd_configs",
-                                                        "dockerswarm_sd_configs",
-                                                        "openstack_sd_configs",
-                                                        "marathon_sd_configs",
-                                                        "nerve_sd_configs",
-                                                        "serverset_sd_configs",
-                                                        "digitalocean_sd_configs",
-                                                        "hetzner_sd_configs",
-                                                        "linode_sd_configs",
-                                                        "triton_sd_configs",
-                                                        "eureka_sd_configs",
-                                                        "scaleway_sd_configs",
-                                                        "kuma_sd_configs",
-                                                        "puppetdb_sd_configs",
-                                                        "uyuni_sd_configs",
-                                                        "ionos_sd_configs",
-                                                        "vultr_sd_configs",
-                                                        "lightsail_sd_configs",
-                                                        "nomad_sd_configs",
-                                                        "scrape_classic_histograms",
-                                                        "native_histogram_bucket_limit",
-                                                        "keep_dropped_targets",
-                                                        "enable_compression",
-                                                        "track_timestamps_staleness",
-                                                        "scrape_protocols",
-                                                        "scrape_failure_log_file",
-                                                        "always_scrape_classic_histograms"};
+// Service discovery mechanisms Prometheus has and gpumon does not.
+const std::set<std::string> kUnsupportedSdFields = {
+    "kubernetes_sd_configs", "consul_sd_configs",       "dns_sd_configs",
+    "ec2_sd_configs",        "gce_sd_configs",          "azure_sd_configs",
+    "http_sd_configs",       "docker_sd_configs",       "dockerswarm_sd_configs",
+    "openstack_sd_configs",  "marathon_sd_configs",     "nerve_sd_configs",
+    "serverset_sd_configs",  "digitalocean_sd_configs", "hetzner_sd_configs",
+    "linode_sd_configs",     "triton_sd_configs",       "eureka_sd_configs",
+    "scaleway_sd_configs",   "kuma_sd_configs",         "puppetdb_sd_configs",
+    "uyuni_sd_configs",      "ionos_sd_configs",        "vultr_sd_configs",
+    "lightsail_sd_configs",  "nomad_sd_configs",        "stackit_sd_configs",
+    "ovhcloud_sd_configs"};
+
+// Inline HTTP client fields (Prometheus's HTTPClientConfig) that we parse,
+// and those we recognise but do not implement.
+const std::set<std::string> kHttpClientFields = {
+    "basic_auth", "authorization",    "bearer_token", "bearer_token_file",
+    "tls_config", "follow_redirects", "enable_http2"};
+const std::set<std::string> kUnsupportedHttpFields = {
+    "oauth2",      "proxy_url", "no_proxy", "proxy_from_environment", "proxy_connect_header",
+    "http_headers"};
+
+const std::set<std::string> kUnsupportedScrapeFields = {
+    "scrape_classic_histograms", "native_histogram_bucket_limit",   "keep_dropped_targets",
+    "enable_compression",        "track_timestamps_staleness",      "scrape_protocols",
+    "scrape_failure_log_file",   "always_scrape_classic_histograms"};
 
 Status ParseRelabel(const Reader& r, const YAML::Node& node, const std::string& path,
                     RelabelConfig& rc) {
@@ -234,14 +227,14 @@ Status ParseRelabelList(const Reader& r, const YAML::Node& node, const std::stri
 // A target group: {targets: [...], labels: {...}} (static_configs and
 // file SD share the format).
 Status ParseTargetGroup(const Reader& r, const YAML::Node& node, const std::string& path,
-                        TargetGroup& tg) {
+                        TargetGroup& tg, bool check_addresses = true) {
   return r.Fields(node, path, {"targets", "labels"},
                   [&](const std::string& key, const YAML::Node& v, const std::string& field) {
                     if (key == "targets") {
                       GPUMON_ASSIGN(tg.targets, r.Strings(v, field));
                       for (const auto& t : tg.targets) {
                         // A URL instead of host:port is a common mistake.
-                        if (t.find('/') != std::string::npos) {
+                        if (check_addresses && t.find('/') != std::string::npos) {
                           return r.Error(v, field, "\"" + t + "\" is not a valid hostname");
                         }
                       }
@@ -260,6 +253,472 @@ std::string Resolve(const std::string& base_file, const std::string& path) {
   if (path.empty() || path[0] == '/') return path;
   auto dir = std::filesystem::path(base_file).parent_path();
   return dir.empty() ? path : (dir / path).string();
+}
+
+// Keys seen in one mapping, with their value nodes, so that checks made
+// after the whole mapping was read can point at the offending field.
+using SeenFields = std::map<std::string, YAML::Node>;
+
+Status ParseBasicAuth(const Reader& r, const YAML::Node& node, const std::string& path,
+                      HttpClientConfig& http) {
+  SeenFields seen;
+  Status s = r.Fields(
+      node, path,
+      {"username", "password", "password_file", "username_file", "username_ref", "password_ref"},
+      [&](const std::string& key, const YAML::Node& v, const std::string& field) -> Status {
+        seen[key] = v;
+        if (key == "username") GPUMON_ASSIGN(http.basic_auth_username, r.String(v, field));
+        if (key == "password") GPUMON_ASSIGN(http.basic_auth_password, r.String(v, field));
+        if (key == "password_file") {
+          GPUMON_ASSIGN(http.basic_auth_password_file, r.String(v, field));
+          http.basic_auth_password_file = Resolve(r.file(), http.basic_auth_password_file);
+        }
+        if (key == "username_file" || key == "username_ref" || key == "password_ref") {
+          return r.Error(v, field, "not supported yet");
+        }
+        return Status::Ok();
+      });
+  if (!s.ok()) return s;
+  http.basic_auth_set = true;
+  if (!http.basic_auth_password.empty() && !http.basic_auth_password_file.empty()) {
+    return r.Error(seen["password_file"], path + ".password_file",
+                   "at most one of basic_auth password & password_file must be configured");
+  }
+  return Status::Ok();
+}
+
+Status ParseAuthorization(const Reader& r, const YAML::Node& node, const std::string& path,
+                          HttpClientConfig& http) {
+  SeenFields seen;
+  Status s = r.Fields(
+      node, path, {"type", "credentials", "credentials_file", "credentials_ref"},
+      [&](const std::string& key, const YAML::Node& v, const std::string& field) -> Status {
+        seen[key] = v;
+        if (key == "type") GPUMON_ASSIGN(http.authorization_type, r.String(v, field));
+        if (key == "credentials") {
+          GPUMON_ASSIGN(http.authorization_credentials, r.String(v, field));
+        }
+        if (key == "credentials_file") {
+          GPUMON_ASSIGN(http.authorization_credentials_file, r.String(v, field));
+          http.authorization_credentials_file =
+              Resolve(r.file(), http.authorization_credentials_file);
+        }
+        if (key == "credentials_ref") return r.Error(v, field, "not supported yet");
+        return Status::Ok();
+      });
+  if (!s.ok()) return s;
+  if (!http.authorization_credentials.empty() && !http.authorization_credentials_file.empty()) {
+    return r.Error(seen["credentials_file"], path + ".credentials_file",
+                   "at most one of authorization credentials & credentials_file must be "
+                   "configured");
+  }
+  // Prometheus trims the type and defaults it to Bearer.
+  std::string& type = http.authorization_type;
+  type.erase(0, type.find_first_not_of(" \t"));
+  type.erase(type.find_last_not_of(" \t") + 1);
+  if (type.empty()) type = "Bearer";
+  std::string lower = type;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (lower == "basic") {
+    return r.Error(seen.count("type") ? seen["type"] : node, path + ".type",
+                   "authorization type cannot be set to \"basic\", use \"basic_auth\" instead");
+  }
+  return Status::Ok();
+}
+
+Status ParseTlsConfig(const Reader& r, const YAML::Node& node, const std::string& path,
+                      HttpClientConfig& http) {
+  Status s = r.Fields(
+      node, path,
+      {"ca_file", "cert_file", "key_file", "server_name", "insecure_skip_verify", "ca", "cert",
+       "key", "ca_ref", "cert_ref", "key_ref", "min_version", "max_version"},
+      [&](const std::string& key, const YAML::Node& v, const std::string& field) -> Status {
+        auto file = [&](std::string& out) -> Status {
+          GPUMON_ASSIGN(out, r.String(v, field));
+          out = Resolve(r.file(), out);
+          return Status::Ok();
+        };
+        if (key == "ca_file") return file(http.tls_ca_file);
+        if (key == "cert_file") return file(http.tls_cert_file);
+        if (key == "key_file") return file(http.tls_key_file);
+        if (key == "server_name") GPUMON_ASSIGN(http.tls_server_name, r.String(v, field));
+        if (key == "insecure_skip_verify") {
+          GPUMON_ASSIGN(http.tls_insecure_skip_verify, r.Bool(v, field));
+        }
+        if (key != "server_name" && key != "insecure_skip_verify") {
+          return r.Error(v, field, "not supported yet");
+        }
+        return Status::Ok();
+      });
+  if (!s.ok()) return s;
+  if (!http.tls_cert_file.empty() && http.tls_key_file.empty()) {
+    return r.Error(node, path,
+                   "exactly one of key or key_file must be configured when a client certificate "
+                   "is configured");
+  }
+  if (!http.tls_key_file.empty() && http.tls_cert_file.empty()) {
+    return r.Error(node, path,
+                   "exactly one of cert or cert_file must be configured when a client key is "
+                   "configured");
+  }
+  return Status::Ok();
+}
+
+// One inline HTTP client field of a scrape, Alertmanager or remote write
+// config; `seen` collects them for ValidateHttpClient.
+Status ParseHttpClientField(const Reader& r, const std::string& key, const YAML::Node& v,
+                            const std::string& field, HttpClientConfig& http, SeenFields& seen) {
+  if (kUnsupportedHttpFields.count(key)) return r.Error(v, field, "not supported yet");
+  seen[key] = v;
+  if (key == "basic_auth") return ParseBasicAuth(r, v, field, http);
+  if (key == "authorization") return ParseAuthorization(r, v, field, http);
+  if (key == "tls_config") return ParseTlsConfig(r, v, field, http);
+  if (key == "follow_redirects") GPUMON_ASSIGN(http.follow_redirects, r.Bool(v, field));
+  if (key == "enable_http2") {
+    bool ignored;  // we always speak HTTP/1.1; the setting is only a preference
+    GPUMON_ASSIGN(ignored, r.Bool(v, field));
+    (void)ignored;
+  }
+  if (key == "bearer_token" || key == "bearer_token_file") {
+    std::string value;
+    GPUMON_ASSIGN(value, r.String(v, field));
+    seen.erase(key);
+    if (value.empty()) return Status::Ok();  // unset, as in Prometheus
+    seen[key] = v;
+    if (key == "bearer_token") {
+      http.authorization_credentials = value;
+    } else {
+      http.authorization_credentials_file = Resolve(r.file(), value);
+    }
+  }
+  return Status::Ok();
+}
+
+// Prometheus's mutual-exclusion rules between the authentication methods.
+Status ValidateHttpClient(const Reader& r, const std::string& path, HttpClientConfig& http,
+                          SeenFields& seen) {
+  auto at = [&](const std::string& key, const std::string& what) {
+    return r.Error(seen[key], path.empty() ? key : path + "." + key, what);
+  };
+  const bool token = seen.count("bearer_token") > 0;
+  const bool token_file = seen.count("bearer_token_file") > 0;
+  const bool basic = seen.count("basic_auth") > 0;
+  const bool authz = seen.count("authorization") > 0;
+  if (token && token_file) {
+    return at("bearer_token_file",
+              "at most one of bearer_token & bearer_token_file must be configured");
+  }
+  if (basic && (token || token_file)) {
+    return at("basic_auth",
+              "at most one of basic_auth, oauth2, bearer_token & bearer_token_file must be "
+              "configured");
+  }
+  if (authz && (token || token_file)) {
+    return at("authorization",
+              "authorization is not compatible with bearer_token & bearer_token_file");
+  }
+  if (authz && basic) {
+    return at("authorization",
+              "at most one of basic_auth, oauth2 & authorization must be configured");
+  }
+  if (token || token_file) http.authorization_type = "Bearer";
+  return Status::Ok();
+}
+
+Status ParseStaticConfigs(const Reader& r, const YAML::Node& v, const std::string& field,
+                          std::vector<TargetGroup>& out, bool check_addresses = true) {
+  return r.Each<TargetGroup>(v, field, [&](const YAML::Node& n, const std::string& p) {
+    TargetGroup tg;
+    if (Status e = ParseTargetGroup(r, n, p, tg, check_addresses); !e.ok()) return e;
+    tg.source = p;
+    out.push_back(std::move(tg));
+    return Status::Ok();
+  });
+}
+
+Status ParseFileSdConfigs(const Reader& r, const YAML::Node& v, const std::string& field,
+                          std::vector<FileSdConfig>& out) {
+  return r.Each<FileSdConfig>(v, field, [&](const YAML::Node& n, const std::string& p) {
+    FileSdConfig fc;
+    Status e = r.Fields(
+        n, p, {"files", "refresh_interval"},
+        [&](const std::string& k, const YAML::Node& fv, const std::string& f) -> Status {
+          if (k == "files") {
+            GPUMON_ASSIGN(fc.files, r.Strings(fv, f));
+            for (auto& pattern : fc.files) {
+              if (!IsValidSdPattern(pattern)) {
+                return r.Error(fv, f,
+                               "path name \"" + pattern + "\" is not valid for file discovery");
+              }
+              pattern = Resolve(r.file(), pattern);
+            }
+          }
+          if (k == "refresh_interval") GPUMON_ASSIGN(fc.refresh_interval_ms, r.Duration(fv, f));
+          return Status::Ok();
+        });
+    if (!e.ok()) return e;
+    if (fc.files.empty()) {
+      return r.Error(n, p, "file service discovery config must contain at least one path name");
+    }
+    out.push_back(std::move(fc));
+    return Status::Ok();
+  });
+}
+
+Status ParseAlertmanagerConfig(const Reader& r, const YAML::Node& node, const std::string& path,
+                               AlertmanagerConfig& am) {
+  std::set<std::string> known = {
+      "static_configs", "file_sd_configs", "relabel_configs", "alert_relabel_configs",
+      "scheme",         "path_prefix",     "timeout",         "api_version",
+      "sigv4"};
+  known.insert(kHttpClientFields.begin(), kHttpClientFields.end());
+  known.insert(kUnsupportedHttpFields.begin(), kUnsupportedHttpFields.end());
+  known.insert(kUnsupportedSdFields.begin(), kUnsupportedSdFields.end());
+  SeenFields seen;
+  SeenFields http_seen;
+  Status s = r.Fields(
+      node, path, known,
+      [&](const std::string& key, const YAML::Node& v, const std::string& field) -> Status {
+        seen[key] = v;
+        if (kHttpClientFields.count(key) || kUnsupportedHttpFields.count(key)) {
+          return ParseHttpClientField(r, key, v, field, am.http, http_seen);
+        }
+        if (kUnsupportedSdFields.count(key) || key == "sigv4") {
+          return r.Error(v, field, "not supported yet");
+        }
+        if (key == "static_configs") {
+          return ParseStaticConfigs(r, v, field, am.static_configs, /*check_addresses=*/false);
+        }
+        if (key == "file_sd_configs") return ParseFileSdConfigs(r, v, field, am.file_sd_configs);
+        if (key == "relabel_configs") return ParseRelabelList(r, v, field, am.relabel_configs);
+        if (key == "alert_relabel_configs") {
+          return ParseRelabelList(r, v, field, am.alert_relabel_configs);
+        }
+        if (key == "scheme") {
+          GPUMON_ASSIGN(am.scheme, r.String(v, field));
+          if (am.scheme.empty()) am.scheme = "http";
+          if (am.scheme != "http" && am.scheme != "https") {
+            return r.Error(v, field, "scheme must be http or https, got \"" + am.scheme + "\"");
+          }
+        }
+        if (key == "path_prefix") {
+          GPUMON_ASSIGN(am.path_prefix, r.String(v, field));
+          if (am.path_prefix.empty()) am.path_prefix = "/";
+        }
+        if (key == "timeout") GPUMON_ASSIGN(am.timeout_ms, r.Duration(v, field));
+        if (key == "api_version") {
+          GPUMON_ASSIGN(am.api_version, r.String(v, field));
+          // Prometheus 3 removed the v1 API (Alertmanager 0.27 did too).
+          if (am.api_version != "v2") {
+            return r.Error(
+                v, field,
+                "expected Alertmanager api version to be one of [v2] but got " + am.api_version);
+          }
+        }
+        return Status::Ok();
+      });
+  if (!s.ok()) return s;
+  if (Status e = ValidateHttpClient(r, path, am.http, http_seen); !e.ok()) return e;
+  // Addresses that look like URLs are mistakes unless relabeling rewrites
+  // them (Prometheus checks only then, too).
+  if (am.relabel_configs.empty()) {
+    for (size_t i = 0; i < am.static_configs.size(); ++i) {
+      for (const auto& t : am.static_configs[i].targets) {
+        if (t.find('/') != std::string::npos) {
+          const YAML::Node targets = seen["static_configs"][i]["targets"];
+          return r.Error(targets, am.static_configs[i].source + ".targets",
+                         "\"" + t + "\" is not a valid hostname");
+        }
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Status ParseAlerting(const Reader& r, const YAML::Node& node, const std::string& path,
+                     AlertingConfig& ac) {
+  return r.Fields(
+      node, path, {"alert_relabel_configs", "alertmanagers"},
+      [&](const std::string& key, const YAML::Node& v, const std::string& field) -> Status {
+        if (key == "alert_relabel_configs") {
+          return ParseRelabelList(r, v, field, ac.alert_relabel_configs);
+        }
+        return r.Each<AlertmanagerConfig>(v, field, [&](const YAML::Node& n, const std::string& p) {
+          AlertmanagerConfig am;
+          if (n.IsNull()) return r.Error(n, p, "empty or null alertmanager config section");
+          if (Status e = ParseAlertmanagerConfig(r, n, p, am); !e.ok()) return e;
+          ac.alertmanagers.push_back(std::move(am));
+          return Status::Ok();
+        });
+      });
+}
+
+// Headers a remote write config may not set, because the sender owns them
+// (Prometheus's list; Authorization has its own message).
+const std::set<std::string> kReservedHeaders = {"host",
+                                                "content-encoding",
+                                                "content-length",
+                                                "content-type",
+                                                "user-agent",
+                                                "connection",
+                                                "keep-alive",
+                                                "proxy-authenticate",
+                                                "proxy-authorization",
+                                                "www-authenticate",
+                                                "accept-encoding",
+                                                "x-prometheus-remote-write-version",
+                                                "x-prometheus-remote-read-version",
+                                                "x-amz-date",
+                                                "x-amz-security-token",
+                                                "x-amz-content-sha256"};
+
+Status ParseQueueConfig(const Reader& r, const YAML::Node& node, const std::string& path,
+                        RemoteWriteQueueConfig& q) {
+  SeenFields seen;
+  auto as_int = [&](const YAML::Node& v, const std::string& field, int& out) -> Status {
+    int64_t n;
+    GPUMON_ASSIGN(n, r.Int(v, field));
+    if (n < INT32_MIN || n > INT32_MAX) return r.Error(v, field, "value out of range");
+    out = static_cast<int>(n);
+    return Status::Ok();
+  };
+  Status s = r.Fields(
+      node, path,
+      {"capacity", "max_shards", "min_shards", "max_samples_per_send", "batch_send_deadline",
+       "min_backoff", "max_backoff", "retry_on_http_429", "sample_age_limit"},
+      [&](const std::string& key, const YAML::Node& v, const std::string& field) -> Status {
+        seen[key] = v;
+        if (key == "capacity") return as_int(v, field, q.capacity);
+        if (key == "max_shards") return as_int(v, field, q.max_shards);
+        if (key == "min_shards") return as_int(v, field, q.min_shards);
+        if (key == "max_samples_per_send") return as_int(v, field, q.max_samples_per_send);
+        if (key == "batch_send_deadline") {
+          GPUMON_ASSIGN(q.batch_send_deadline_ms, r.Duration(v, field));
+        }
+        if (key == "min_backoff") GPUMON_ASSIGN(q.min_backoff_ms, r.Duration(v, field));
+        if (key == "max_backoff") GPUMON_ASSIGN(q.max_backoff_ms, r.Duration(v, field));
+        if (key == "retry_on_http_429") GPUMON_ASSIGN(q.retry_on_http_429, r.Bool(v, field));
+        if (key == "sample_age_limit") GPUMON_ASSIGN(q.sample_age_limit_ms, r.Duration(v, field));
+        return Status::Ok();
+      });
+  if (!s.ok()) return s;
+  auto at = [&](const std::string& key, const std::string& what) {
+    return r.Error(seen.count(key) ? seen[key] : node, path + "." + key, what);
+  };
+  if (q.max_shards <= 0) return at("max_shards", "remote write queue max_shards must be positive");
+  if (q.min_shards <= 0) return at("min_shards", "remote write queue min_shards must be positive");
+  if (q.min_shards > q.max_shards) {
+    return at("min_shards", "remote write queue min_shards must not be greater than max_shards");
+  }
+  if (q.max_samples_per_send <= 0) {
+    return at("max_samples_per_send", "remote write queue max_samples_per_send must be positive");
+  }
+  if (q.capacity <= 0) return at("capacity", "remote write queue capacity must be positive");
+  if (q.max_backoff_ms < q.min_backoff_ms) {
+    return at("max_backoff", "remote write queue max_backoff must not be less than min_backoff");
+  }
+  return Status::Ok();
+}
+
+// metadata_config: validated like Prometheus, then ignored.
+Status ParseMetadataConfig(const Reader& r, const YAML::Node& node, const std::string& path) {
+  return r.Fields(node, path, {"send", "send_interval", "max_samples_per_send"},
+                  [&](const std::string& key, const YAML::Node& v, const std::string& field) {
+                    if (key == "send") return r.Bool(v, field).status();
+                    if (key == "send_interval") return r.Duration(v, field).status();
+                    return r.Int(v, field).status();
+                  });
+}
+
+Status ParseRemoteWrite(const Reader& r, const YAML::Node& node, const std::string& path,
+                        RemoteWriteConfig& rw) {
+  std::set<std::string> known = {"url",
+                                 "name",
+                                 "remote_timeout",
+                                 "headers",
+                                 "write_relabel_configs",
+                                 "queue_config",
+                                 "metadata_config",
+                                 "send_exemplars",
+                                 "send_native_histograms",
+                                 "round_robin_dns",
+                                 "protobuf_message",
+                                 "failed_request_logging",
+                                 "sigv4",
+                                 "azuread",
+                                 "google_iam"};
+  known.insert(kHttpClientFields.begin(), kHttpClientFields.end());
+  known.insert(kUnsupportedHttpFields.begin(), kUnsupportedHttpFields.end());
+  SeenFields http_seen;
+  bool has_url = false;
+  Status s = r.Fields(
+      node, path, known,
+      [&](const std::string& key, const YAML::Node& v, const std::string& field) -> Status {
+        if (kHttpClientFields.count(key) || kUnsupportedHttpFields.count(key)) {
+          return ParseHttpClientField(r, key, v, field, rw.http, http_seen);
+        }
+        if (key == "url") {
+          has_url = true;
+          GPUMON_ASSIGN(rw.url, r.String(v, field));
+          static const RE2 kUrl(R"(^https?://[^/?#\s]+([/?#]\S*)?$)");
+          if (!RE2::FullMatch(rw.url, kUrl)) {
+            return r.Error(v, field, "\"" + rw.url + "\" is not an absolute http or https URL");
+          }
+        }
+        if (key == "name") GPUMON_ASSIGN(rw.name, r.String(v, field));
+        if (key == "remote_timeout") GPUMON_ASSIGN(rw.remote_timeout_ms, r.Duration(v, field));
+        if (key == "headers") {
+          if (v.IsNull()) return Status::Ok();
+          if (!v.IsMap()) return r.Error(v, field, "expected a mapping of headers");
+          for (auto it = v.begin(); it != v.end(); ++it) {
+            const YAML::Node k = it->first;
+            const YAML::Node val = it->second;
+            std::string name;
+            GPUMON_ASSIGN(name, r.String(k, field));
+            std::string lower = name;
+            std::transform(lower.begin(), lower.end(), lower.begin(),
+                           [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+            if (lower == "authorization") {
+              return r.Error(k, field + "." + name,
+                             "authorization header must be changed via the basic_auth, "
+                             "authorization, oauth2, sigv4, azuread or google_iam parameter");
+            }
+            if (kReservedHeaders.count(lower)) {
+              return r.Error(k, field + "." + name,
+                             name + " is a reserved header. It must not be changed");
+            }
+            GPUMON_ASSIGN(rw.headers[name], r.String(val, field + "." + name));
+          }
+        }
+        if (key == "write_relabel_configs") {
+          return ParseRelabelList(r, v, field, rw.write_relabel_configs);
+        }
+        if (key == "queue_config") return ParseQueueConfig(r, v, field, rw.queue);
+        if (key == "metadata_config") return ParseMetadataConfig(r, v, field);
+        if (key == "protobuf_message") {
+          std::string m;
+          GPUMON_ASSIGN(m, r.String(v, field));
+          if (m != "prometheus.WriteRequest") {
+            return r.Error(v, field,
+                           "\"" + m + "\" not supported yet (only prometheus.WriteRequest)");
+          }
+        }
+        if (key == "send_exemplars" || key == "send_native_histograms" ||
+            key == "round_robin_dns" || key == "failed_request_logging") {
+          // Off is what we do anyway; on asks for something we lack.
+          bool on;
+          GPUMON_ASSIGN(on, r.Bool(v, field));
+          if (on) return r.Error(v, field, "not supported yet");
+        }
+        if (key == "sigv4" || key == "azuread" || key == "google_iam") {
+          return r.Error(v, field, "not supported yet");
+        }
+        return Status::Ok();
+      });
+  if (!s.ok()) return s;
+  if (!has_url) return r.Error(node, path + ".url", "url for remote_write is empty");
+  return ValidateHttpClient(r, path, rw.http, http_seen);
 }
 
 Status ParseScrapeConfig(const Reader& r, const YAML::Node& node, const std::string& path,
@@ -283,11 +742,20 @@ Status ParseScrapeConfig(const Reader& r, const YAML::Node& node, const std::str
                                  "relabel_configs",
                                  "metric_relabel_configs"};
   known.insert(kUnsupportedScrapeFields.begin(), kUnsupportedScrapeFields.end());
+  known.insert(kUnsupportedSdFields.begin(), kUnsupportedSdFields.end());
+  known.insert(kHttpClientFields.begin(), kHttpClientFields.end());
+  known.insert(kUnsupportedHttpFields.begin(), kUnsupportedHttpFields.end());
   bool has_job = false;
+  SeenFields http_seen;
   Status s = r.Fields(
       node, path, known,
       [&](const std::string& key, const YAML::Node& v, const std::string& field) -> Status {
-        if (kUnsupportedScrapeFields.count(key)) return r.Error(v, field, "not supported yet");
+        if (kHttpClientFields.count(key) || kUnsupportedHttpFields.count(key)) {
+          return ParseHttpClientField(r, key, v, field, sc.http, http_seen);
+        }
+        if (kUnsupportedScrapeFields.count(key) || kUnsupportedSdFields.count(key)) {
+          return r.Error(v, field, "not supported yet");
+        }
         if (key == "job_name") {
           has_job = true;
           GPUMON_ASSIGN(sc.job_name, r.String(v, field));
@@ -332,45 +800,8 @@ Status ParseScrapeConfig(const Reader& r, const YAML::Node& node, const std::str
           }
           return Status::Ok();
         }
-        if (key == "static_configs") {
-          return r.Each<TargetGroup>(v, field, [&](const YAML::Node& n, const std::string& p) {
-            TargetGroup tg;
-            if (Status e = ParseTargetGroup(r, n, p, tg); !e.ok()) return e;
-            tg.source = p;
-            sc.static_configs.push_back(std::move(tg));
-            return Status::Ok();
-          });
-        }
-        if (key == "file_sd_configs") {
-          return r.Each<FileSdConfig>(v, field, [&](const YAML::Node& n, const std::string& p) {
-            FileSdConfig fc;
-            Status e = r.Fields(
-                n, p, {"files", "refresh_interval"},
-                [&](const std::string& k, const YAML::Node& fv, const std::string& f) -> Status {
-                  if (k == "files") {
-                    GPUMON_ASSIGN(fc.files, r.Strings(fv, f));
-                    for (auto& pattern : fc.files) {
-                      if (!IsValidSdPattern(pattern)) {
-                        return r.Error(
-                            fv, f, "path name \"" + pattern + "\" is not valid for file discovery");
-                      }
-                      pattern = Resolve(r.file(), pattern);
-                    }
-                  }
-                  if (k == "refresh_interval") {
-                    GPUMON_ASSIGN(fc.refresh_interval_ms, r.Duration(fv, f));
-                  }
-                  return Status::Ok();
-                });
-            if (!e.ok()) return e;
-            if (fc.files.empty()) {
-              return r.Error(n, p,
-                             "file service discovery config must contain at least one path name");
-            }
-            sc.file_sd_configs.push_back(std::move(fc));
-            return Status::Ok();
-          });
-        }
+        if (key == "static_configs") return ParseStaticConfigs(r, v, field, sc.static_configs);
+        if (key == "file_sd_configs") return ParseFileSdConfigs(r, v, field, sc.file_sd_configs);
         if (key == "relabel_configs") return ParseRelabelList(r, v, field, sc.relabel_configs);
         if (key == "metric_relabel_configs") {
           return ParseRelabelList(r, v, field, sc.metric_relabel_configs);
@@ -378,6 +809,7 @@ Status ParseScrapeConfig(const Reader& r, const YAML::Node& node, const std::str
         return Status::Ok();
       });
   if (!s.ok()) return s;
+  if (Status e = ValidateHttpClient(r, path, sc.http, http_seen); !e.ok()) return e;
   if (!has_job || sc.job_name.empty())
     return r.Error(node, path + ".job_name", "job_name is empty");
   if (sc.scrape_interval_ms == 0) sc.scrape_interval_ms = global.scrape_interval_ms;
@@ -477,6 +909,7 @@ Result<Config> ParseConfig(const std::string& text, const std::string& file) {
     }
   }
   std::set<std::string> jobs;
+  std::set<std::string> rw_names;
   Status s = r.Fields(
       root, "",
       {"global", "rule_files", "scrape_configs", "alerting", "remote_write", "remote_read",
@@ -506,6 +939,23 @@ Result<Config> ParseConfig(const std::string& text, const std::string& file) {
             cfg.scrape_configs.push_back(std::move(sc));
             return Status::Ok();
           });
+        }
+        if (key == "alerting") return ParseAlerting(r, v, field, cfg.alerting);
+        if (key == "remote_write") {
+          return r.Each<RemoteWriteConfig>(
+              v, field, [&](const YAML::Node& n, const std::string& p) {
+                if (n.IsNull()) return r.Error(n, p, "empty or null remote write config section");
+                RemoteWriteConfig rw;
+                if (Status e = ParseRemoteWrite(r, n, p, rw); !e.ok()) return e;
+                // Unnamed queues are told apart by a hash of their config.
+                if (!rw.name.empty() && !rw_names.insert(rw.name).second) {
+                  return r.Error(
+                      n, p + ".name",
+                      "found multiple remote write configs with job name \"" + rw.name + "\"");
+                }
+                cfg.remote_write.push_back(std::move(rw));
+                return Status::Ok();
+              });
         }
         // Known Prometheus sections gpumon does not implement yet.
         if (v.IsNull() || (v.IsSequence() && v.size() == 0)) return Status::Ok();

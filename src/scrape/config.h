@@ -12,9 +12,24 @@
 // - Validation follows Prometheus: unique non-empty job names, timeout not
 //   above interval, valid label names, relabel rules (RelabelConfig::
 //   Compile), file_sd patterns ending in .json/.yml/.yaml.
-// - rule_files are kept as given (globs resolved relative to the file);
-//   alerting, remote_write, remote_read, storage and tracing are rejected
-//   with "not supported yet" naming the field.
+// - rule_files are kept as given (globs resolved relative to the file).
+//   alerting and remote_write are parsed into AlertingConfig and
+//   RemoteWriteConfig with Prometheus 3's validation (Alertmanager
+//   api_version v2 only; remote_write url required, names unique, reserved
+//   headers rejected, queue_config bounds); remote_read, storage and
+//   tracing, and any sub-field we do not implement (oauth2, sigv4, proxies,
+//   service discovery other than static and file), are rejected with "not
+//   supported yet" naming the field. remote_write metadata_config is
+//   validated and ignored (remote-write 1.0 senders may omit metadata).
+// - HTTP client settings (basic_auth with password or password_file,
+//   authorization type/credentials/credentials_file, bearer_token(_file),
+//   tls_config ca_file/cert_file/key_file/server_name/
+//   insecure_skip_verify, follow_redirects) are parsed the same way wherever
+//   Prometheus allows them: scrape configs, alertmanagers, remote_write,
+//   with its mutual-exclusion rules (e.g. basic_auth with authorization or
+//   bearer_token is an error). bearer_token(_file) becomes authorization
+//   type Bearer. Files are resolved relative to the config file and read
+//   when used, not parsed.
 // - Target files of file_sd_configs (ReadTargetFile) hold a list of
 //   {targets: [...], labels: {...}} groups, in YAML or JSON.
 #pragma once
@@ -35,6 +50,28 @@ struct TargetGroup {
   std::vector<std::string> targets;  // host:port addresses
   Labels labels;
   std::string source;  // where it came from, for messages
+};
+
+// Client-side HTTP settings shared by scraping, Alertmanager and remote
+// write. Empty strings mean "not set".
+struct HttpClientConfig {
+  std::string basic_auth_username;
+  std::string basic_auth_password;
+  std::string basic_auth_password_file;  // resolved against the config file's directory
+  std::string authorization_type;        // "Bearer" when credentials are set
+  std::string authorization_credentials;
+  std::string authorization_credentials_file;  // resolved against the config file's directory
+  std::string tls_ca_file;                     // resolved against the config file's directory
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string tls_server_name;
+  bool tls_insecure_skip_verify = false;
+  bool follow_redirects = true;
+  bool basic_auth_set = false;  // a basic_auth block was given (username may be empty)
+  bool has_basic_auth() const { return basic_auth_set || !basic_auth_username.empty(); }
+  bool has_authorization() const {
+    return !authorization_credentials.empty() || !authorization_credentials_file.empty();
+  }
 };
 
 struct FileSdConfig {
@@ -61,6 +98,7 @@ struct ScrapeConfig {
   std::vector<FileSdConfig> file_sd_configs;
   std::vector<RelabelConfig> relabel_configs;
   std::vector<RelabelConfig> metric_relabel_configs;
+  HttpClientConfig http;
   // The job's YAML as written, to tell whether a reload changed it.
   std::string fingerprint;
 };
@@ -72,9 +110,54 @@ struct GlobalConfig {
   Labels external_labels;
 };
 
+// alerting.alertmanagers[i]: where notifications go.
+struct AlertmanagerConfig {
+  std::string scheme = "http";
+  std::string path_prefix = "/";
+  std::string api_version = "v2";  // only v2 is accepted (as Prometheus 3)
+  int64_t timeout_ms = 10 * 1000;
+  std::vector<TargetGroup> static_configs;
+  std::vector<FileSdConfig> file_sd_configs;
+  std::vector<RelabelConfig> relabel_configs;  // applied to the AM targets
+  // Applied to each alert after the global alert_relabel_configs, for this
+  // Alertmanager set only (Prometheus 3).
+  std::vector<RelabelConfig> alert_relabel_configs;
+  HttpClientConfig http;
+};
+
+struct AlertingConfig {
+  std::vector<RelabelConfig> alert_relabel_configs;  // applied to each alert
+  std::vector<AlertmanagerConfig> alertmanagers;
+};
+
+// remote_write[i].queue_config, with Prometheus's defaults.
+struct RemoteWriteQueueConfig {
+  int capacity = 10000;  // samples buffered per shard
+  int max_shards = 50;
+  int min_shards = 1;
+  int max_samples_per_send = 2000;
+  int64_t batch_send_deadline_ms = 5 * 1000;
+  int64_t min_backoff_ms = 30;
+  int64_t max_backoff_ms = 5 * 1000;
+  bool retry_on_http_429 = false;
+  int64_t sample_age_limit_ms = 0;  // 0: no limit; older samples are dropped
+};
+
+struct RemoteWriteConfig {
+  std::string url;   // required, absolute http(s) URL
+  std::string name;  // unique when set; defaults to a hash of the config
+  int64_t remote_timeout_ms = 30 * 1000;
+  std::map<std::string, std::string> headers;
+  std::vector<RelabelConfig> write_relabel_configs;
+  RemoteWriteQueueConfig queue;
+  HttpClientConfig http;
+};
+
 struct Config {
   GlobalConfig global;
   std::vector<std::string> rule_files;
+  AlertingConfig alerting;
+  std::vector<RemoteWriteConfig> remote_write;
   std::vector<ScrapeConfig> scrape_configs;
   std::string file;  // path it was loaded from
   std::string yaml;  // text as given (for /api/v1/status/config)

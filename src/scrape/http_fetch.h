@@ -9,6 +9,16 @@
 //   over body_limit bytes (0: unlimited) is an error, as is any status but
 //   200. Errors read like Prometheus's ("server returned HTTP status 500
 //   Internal Server Error", "context deadline exceeded").
+// - With an HttpClientConfig (a scrape job's `http` settings): https URLs
+//   verify the server against tls_config.ca_file (the system CAs when
+//   empty) unless insecure_skip_verify, checking the name in
+//   tls_config.server_name instead of the URL's host when set (also sent
+//   as SNI; the Host header stays the URL's); cert_file/key_file present a
+//   client certificate. basic_auth sends the password or the trimmed
+//   content of password_file; authorization sends "<type> <credentials>"
+//   (type Bearer by default) with credentials_file read the same way.
+//   Files are read at every fetch, so rotated secrets and certificates are
+//   picked up without a reload.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +26,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "scrape/config.h"
 
 namespace gpumon::scrape {
 
@@ -28,5 +39,10 @@ using Fetcher =
     std::function<Result<FetchResult>(const std::string& url, int64_t timeout_ms, uint64_t limit)>;
 
 Result<FetchResult> HttpFetch(const std::string& url, int64_t timeout_ms, uint64_t body_limit);
+Result<FetchResult> HttpFetchWith(const std::string& url, int64_t timeout_ms, uint64_t body_limit,
+                                  const HttpClientConfig& http);
+
+// A Fetcher that applies `http` to every fetch (for one scrape job).
+Fetcher HttpFetcherFor(HttpClientConfig http);
 
 }  // namespace gpumon::scrape

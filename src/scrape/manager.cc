@@ -82,7 +82,8 @@ std::vector<std::unique_ptr<ScrapeLoop>> Manager::SyncLocked(Pool& pool, bool fo
     const uint64_t h = t.Hash();
     want.insert(h);
     if (pool.loops.count(h)) continue;
-    auto loop = std::make_unique<ScrapeLoop>(std::move(t), opts, appender_, fetcher_);
+    Fetcher fetch = fetcher_ ? fetcher_ : HttpFetcherFor(pool.config.http);
+    auto loop = std::make_unique<ScrapeLoop>(std::move(t), opts, appender_, std::move(fetch));
     loop->Start();
     pool.loops.emplace(h, std::move(loop));
   }

@@ -45,7 +45,9 @@ struct TargetSnapshot {
 
 class Manager {
  public:
-  explicit Manager(AppenderFactory appender, Fetcher fetcher = HttpFetch);
+  // A null fetcher scrapes over HTTP(S) with each job's client settings
+  // (ScrapeConfig::http); tests pass their own.
+  explicit Manager(AppenderFactory appender, Fetcher fetcher = nullptr);
   ~Manager();
   Manager(const Manager&) = delete;
   Manager& operator=(const Manager&) = delete;

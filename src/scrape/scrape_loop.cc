@@ -17,6 +17,17 @@ int64_t WallMs() {
       .count();
 }
 
+// The cache key: the sample's name and labels as exposed, each part
+// length-prefixed so no byte sequence in a value can fake a boundary.
+void AppendKeyPart(std::string& key, std::string_view part) {
+  size_t n = part.size();
+  do {
+    key.push_back(static_cast<char>((n & 0x7f) | (n > 0x7f ? 0x80 : 0)));
+    n >>= 7;
+  } while (n != 0);
+  key.append(part);
+}
+
 }  // namespace
 
 LoopOptions LoopOptions::From(const ScrapeConfig& c) {
@@ -104,8 +115,37 @@ Labels ScrapeLoop::ReportLabels(std::string_view name) const {
   return Labels::FromUnsorted(std::move(items));
 }
 
+gpumon::Status ScrapeLoop::NewEntry(std::vector<Label> scraped, CacheEntry& entry) const {
+  Labels lset = MutateSampleLabels(std::move(scraped));
+  if (!opts_.metric_relabel_configs.empty()) {
+    auto relabeled = Relabel(lset, opts_.metric_relabel_configs);
+    if (!relabeled || !relabeled->Has(kMetricName)) {  // dropped, or nothing to store under
+      entry.dropped = true;
+      return gpumon::Status::Ok();
+    }
+    lset = std::move(*relabeled);
+  }
+  if (opts_.label_limit > 0 && lset.size() > opts_.label_limit) {
+    return gpumon::Status::Error("label_limit exceeded (metric: " + lset.ToString().substr(0, 50) +
+                                 ", number of labels: " + std::to_string(lset.size()) +
+                                 ", limit: " + std::to_string(opts_.label_limit) + ")");
+  }
+  for (const auto& l : lset) {
+    if (opts_.label_name_length_limit > 0 && l.name.size() > opts_.label_name_length_limit) {
+      return gpumon::Status::Error("label_name_length_limit exceeded (metric: " +
+                                   lset.ToString().substr(0, 50) + ", label name: " + l.name + ")");
+    }
+    if (opts_.label_value_length_limit > 0 && l.value.size() > opts_.label_value_length_limit) {
+      return gpumon::Status::Error("label_value_length_limit exceeded (metric: " +
+                                   lset.ToString().substr(0, 50) + ", label: " + l.name + ")");
+    }
+  }
+  entry.labels = std::move(lset);
+  return gpumon::Status::Ok();
+}
+
 gpumon::Status ScrapeLoop::Collect(const FetchResult& res, int64_t now_ms,
-                                   std::vector<Scraped>& out, uint64_t& scraped) {
+                                   std::vector<Pending>& out, uint64_t& scraped) {
   exposition::Parser parser(res.body, exposition::FormatFromContentType(res.content_type));
   exposition::Entry e;
   for (;;) {
@@ -113,35 +153,27 @@ gpumon::Status ScrapeLoop::Collect(const FetchResult& res, int64_t now_ms,
     if (e.kind == exposition::EntryKind::kEof) break;
     if (e.kind != exposition::EntryKind::kSample) continue;
     ++scraped;
-    std::vector<Label> items = exposition::ToLabels(e.labels);
-    items.push_back({std::string(kMetricName), std::string(e.name)});
-    Labels lset = MutateSampleLabels(std::move(items));
-    if (!opts_.metric_relabel_configs.empty()) {
-      auto relabeled = Relabel(lset, opts_.metric_relabel_configs);
-      if (!relabeled) continue;
-      lset = std::move(*relabeled);
-      if (!lset.Has(kMetricName)) continue;  // nothing to store under
+    key_.clear();
+    AppendKeyPart(key_, e.name);
+    for (const auto& l : e.labels) {
+      AppendKeyPart(key_, l.name);
+      AppendKeyPart(key_, l.value);
     }
-    if (opts_.label_limit > 0 && lset.size() > opts_.label_limit) {
-      return gpumon::Status::Error(
-          "label_limit exceeded (metric: " + lset.ToString().substr(0, 50) +
-          ", number of labels: " + std::to_string(lset.size()) +
-          ", limit: " + std::to_string(opts_.label_limit) + ")");
+    auto it = cache_.find(key_);
+    if (it == cache_.end()) {
+      CacheEntry entry;
+      std::vector<Label> items = exposition::ToLabels(e.labels);
+      items.push_back({std::string(kMetricName), std::string(e.name)});
+      if (gpumon::Status s = NewEntry(std::move(items), entry); !s.ok()) return s;
+      it = cache_.emplace(key_, std::move(entry)).first;
     }
-    for (const auto& l : lset) {
-      if (opts_.label_name_length_limit > 0 && l.name.size() > opts_.label_name_length_limit) {
-        return gpumon::Status::Error(
-            "label_name_length_limit exceeded (metric: " + lset.ToString().substr(0, 50) +
-            ", label name: " + l.name + ")");
-      }
-      if (opts_.label_value_length_limit > 0 && l.value.size() > opts_.label_value_length_limit) {
-        return gpumon::Status::Error("label_value_length_limit exceeded (metric: " +
-                                     lset.ToString().substr(0, 50) + ", label: " + l.name + ")");
-      }
-    }
+    CacheEntry& entry = it->second;
+    if (entry.last_attempt == iteration_) continue;  // repeated series: first wins
+    entry.last_attempt = iteration_;
+    if (entry.dropped) continue;
     int64_t t = now_ms;
     if (opts_.honor_timestamps && e.timestamp_ms) t = *e.timestamp_ms;
-    out.push_back({std::move(lset), t, e.value});
+    out.push_back({&entry, t, e.value});
     if (opts_.sample_limit > 0 && out.size() > opts_.sample_limit) {
       return gpumon::Status::Error("sample limit exceeded");
     }
@@ -149,9 +181,39 @@ gpumon::Status ScrapeLoop::Collect(const FetchResult& res, int64_t now_ms,
   return gpumon::Status::Ok();
 }
 
+bool ScrapeLoop::AppendEntry(Appender& app, CacheEntry& e, int64_t t, double v) {
+  auto ref = app.AppendRef(e.ref, e.labels, t, v);
+  if (!ref.ok()) {
+    // A ref the storage no longer holds, with no labels to fall back on:
+    // forget the series so the next scrape builds its labels again.
+    if (e.labels.empty()) e.seen = 0;
+    return false;
+  }
+  if (*ref != 0 && e.ref != *ref) {
+    e.ref = *ref;
+    e.labels = Labels();  // the ref is enough from now on
+  }
+  return true;
+}
+
+void ScrapeLoop::AppendReport(Appender& app, int64_t t, const double (&values)[5]) {
+  static constexpr const char* kNames[5] = {
+      "up", "scrape_duration_seconds", "scrape_samples_scraped",
+      "scrape_samples_post_metric_relabeling", "scrape_series_added"};
+  for (int i = 0; i < 5; ++i) {
+    CacheEntry& e = report_[i];
+    if (e.ref == 0 && e.labels.empty()) e.labels = ReportLabels(kNames[i]);
+    if (!AppendEntry(app, e, t, values[i]) && e.labels.empty()) {
+      e.labels = ReportLabels(kNames[i]);  // stale ref: retry by labels
+      AppendEntry(app, e, t, values[i]);
+    }
+  }
+}
+
 void ScrapeLoop::ScrapeOnce(int64_t now_ms) {
   const auto start = std::chrono::steady_clock::now();
-  std::vector<Scraped> samples;
+  const uint64_t previous = iteration_++;
+  std::vector<Pending> samples;
   uint64_t scraped = 0;
   auto res = fetch_(target_.url, target_.timeout_ms, opts_.body_size_limit);
   gpumon::Status err = res.ok() ? Collect(*res, now_ms, samples, scraped) : res.status();
@@ -162,32 +224,33 @@ void ScrapeLoop::ScrapeOnce(int64_t now_ms) {
   now_ms = std::max(now_ms, last_t_ + 1);
 
   auto app = make_appender_();
-  std::unordered_map<uint64_t, Labels> current;
   uint64_t added = 0;
   uint64_t appended = 0;
   uint64_t rejected = 0;
   if (err.ok()) {
-    for (auto& s : samples) {
-      const uint64_t h = s.labels.Hash();
-      if (!current.emplace(h, s.labels).second) continue;  // repeated series: first wins
-      if (!last_series_.count(h)) ++added;
-      if (app->Append(s.labels, s.t, s.v).ok()) {
+    for (const Pending& p : samples) {
+      if (p.entry->seen != previous) ++added;
+      p.entry->seen = iteration_;
+      if (AppendEntry(*app, *p.entry, p.t, p.v)) {
         ++appended;
       } else {
         ++rejected;
       }
     }
   }
-  for (const auto& [h, labels] : last_series_) {
-    if (!current.count(h)) app->Append(labels, now_ms, tsdb::StaleNaN());
+  // Series of the previous scrape missing from this one (all of them when
+  // this one failed) go stale; long-gone series and entries of a failed
+  // first sighting leave the cache.
+  for (auto it = cache_.begin(); it != cache_.end();) {
+    CacheEntry& e = it->second;
+    if (e.seen == previous && !e.dropped) app->AppendRef(e.ref, e.labels, now_ms, tsdb::StaleNaN());
+    const bool gone =
+        e.dropped ? e.last_attempt + 4 < iteration_ : e.seen == 0 || e.seen + 4 < iteration_;
+    it = gone ? cache_.erase(it) : std::next(it);
   }
-  const uint64_t post_relabel = samples.size();
-  app->Append(ReportLabels("up"), now_ms, err.ok() ? 1 : 0);
-  app->Append(ReportLabels("scrape_duration_seconds"), now_ms, duration_s);
-  app->Append(ReportLabels("scrape_samples_scraped"), now_ms, static_cast<double>(scraped));
-  app->Append(ReportLabels("scrape_samples_post_metric_relabeling"), now_ms,
-              static_cast<double>(post_relabel));
-  app->Append(ReportLabels("scrape_series_added"), now_ms, static_cast<double>(added));
+  const double report[5] = {err.ok() ? 1.0 : 0.0, duration_s, static_cast<double>(scraped),
+                            static_cast<double>(samples.size()), static_cast<double>(added)};
+  AppendReport(*app, now_ms, report);
   gpumon::Status committed = app->Commit();
   if (!committed.ok()) {
     LogWarn("scrape of " + target_.url + ": storage commit failed: " + committed.message());
@@ -196,7 +259,6 @@ void ScrapeLoop::ScrapeOnce(int64_t now_ms) {
     Log(LogLevel::kDebug, "scrape of " + target_.url + ": " + std::to_string(rejected) +
                               " samples rejected by storage");
   }
-  last_series_ = std::move(current);
   last_t_ = now_ms;
   wrote_report_ = true;
 
@@ -245,20 +307,18 @@ void ScrapeLoop::Stop(bool mark_stale) {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
-  if (!mark_stale || (!wrote_report_ && last_series_.empty())) return;
+  if (!mark_stale || !wrote_report_) return;
   const int64_t t = std::max(clock_(), last_t_ + 1);
   auto app = make_appender_();
-  for (const auto& [h, labels] : last_series_) app->Append(labels, t, tsdb::StaleNaN());
-  if (wrote_report_) {
-    for (const char* name : {"up", "scrape_duration_seconds", "scrape_samples_scraped",
-                             "scrape_samples_post_metric_relabeling", "scrape_series_added"}) {
-      app->Append(ReportLabels(name), t, tsdb::StaleNaN());
-    }
+  for (auto& [key, e] : cache_) {
+    if (e.seen == iteration_ && !e.dropped) app->AppendRef(e.ref, e.labels, t, tsdb::StaleNaN());
   }
+  const double stale = tsdb::StaleNaN();
+  AppendReport(*app, t, {stale, stale, stale, stale, stale});
   if (gpumon::Status s = app->Commit(); !s.ok()) {
     LogWarn("stale markers for " + target_.url + ": " + s.message());
   }
-  last_series_.clear();
+  cache_.clear();
   wrote_report_ = false;
 }
 

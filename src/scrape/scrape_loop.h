@@ -89,15 +89,32 @@ class ScrapeLoop {
   int64_t OffsetMs() const;
 
  private:
-  struct Scraped {
+  // What the loop remembers of one scraped series, keyed by its identity
+  // as exposed (name and labels before target labels and relabeling, which
+  // are fixed for the loop): the storage ref, so a steady-state scrape
+  // neither builds labels nor looks them up. Labels are kept only when the
+  // appender has no refs, or the series was dropped by relabeling.
+  struct CacheEntry {
+    uint64_t ref = 0;
     Labels labels;
+    uint64_t seen = 0;          // last successful scrape (iteration) that had it
+    uint64_t last_attempt = 0;  // last scrape that parsed it (repeats within one)
+    bool dropped = false;       // metric_relabel_configs dropped it
+  };
+  struct Pending {
+    CacheEntry* entry;
     int64_t t;
     double v;
   };
-  gpumon::Status Collect(const FetchResult& res, int64_t now_ms, std::vector<Scraped>& out,
+  gpumon::Status Collect(const FetchResult& res, int64_t now_ms, std::vector<Pending>& out,
                          uint64_t& scraped);
+  // Target labels, relabeling and limits for a series not in the cache.
+  gpumon::Status NewEntry(std::vector<Label> scraped, CacheEntry& entry) const;
   Labels MutateSampleLabels(std::vector<Label> scraped) const;
   Labels ReportLabels(std::string_view name) const;
+  // Appends through the entry's ref (or labels); keeps the ref it gets.
+  bool AppendEntry(Appender& app, CacheEntry& e, int64_t t, double v);
+  void AppendReport(Appender& app, int64_t t, const double (&values)[5]);
   void Run();
 
   const Target target_;
@@ -106,8 +123,12 @@ class ScrapeLoop {
   Fetcher fetch_;
   Clock clock_;
 
-  // Series written by the last scrape (by label hash), for staleness.
-  std::unordered_map<uint64_t, Labels> last_series_;
+  std::unordered_map<std::string, CacheEntry> cache_;
+  std::string key_;  // scratch for cache keys
+  // Scrape iterations: every scrape takes the next one; entries seen in
+  // the previous one and missing now get stale markers.
+  uint64_t iteration_ = 1;
+  CacheEntry report_[5];
   int64_t last_t_ = 0;
   bool wrote_report_ = false;
 

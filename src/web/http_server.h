@@ -1,19 +1,30 @@
 // HttpServer: the project's HTTP/1.1 server, a thin layer over cpp-httplib
-// that adds listen-address parsing and /metrics serving.
+// that adds listen-address parsing, /metrics serving, and the security of a
+// web config file (web_config.h).
 //
 // Contract: Bind() reserves the address (so a port conflict is reported
 // before anything else starts); Run() serves until Stop(). Handlers run on a
 // pool of worker threads.
+// With a WebConfig: HTTPS when tls_server_config is set (client
+// certificates per client_auth_type); when basic_auth_users is set, every
+// request, on every route, needs valid credentials, otherwise it gets 401
+// with "WWW-Authenticate: Basic" (and the connection is closed, since an
+// unread request body may remain); the configured headers go on every
+// response. A TLS setup error is returned by Bind(). Callers must not
+// replace raw()'s pre-routing handler or default headers, which carry this.
 #pragma once
 
 #include <httplib.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
 #include "common/status.h"
+#include "web/basic_auth.h"
 #include "web/metrics_endpoint.h"
+#include "web/web_config.h"
 
 namespace gpumon::web {
 
@@ -33,9 +44,10 @@ struct HttpServerOptions {
 
 class HttpServer {
  public:
-  explicit HttpServer(HttpServerOptions options = {});
+  explicit HttpServer(HttpServerOptions options = {}, std::optional<WebConfig> web = std::nullopt);
 
-  httplib::Server& raw() { return server_; }
+  httplib::Server& raw() { return *server_; }
+  bool tls() const { return tls_; }
 
   // Writes an endpoint's body for this request into `res`.
   static void ServeMetrics(MetricsEndpoint& endpoint, const httplib::Request& req,
@@ -47,7 +59,10 @@ class HttpServer {
   void Stop();  // from another thread or a signal-watching thread
 
  private:
-  httplib::Server server_;
+  std::unique_ptr<httplib::Server> server_;
+  std::unique_ptr<BasicAuth> auth_;  // null: no authentication
+  Status init_;                      // a TLS setup failure, reported by Bind()
+  bool tls_ = false;
   int port_ = 0;
 };
 

@@ -32,7 +32,7 @@ def query(base, expr):
 
 
 def up_values(base):
-    return sorted((s["metric"]["instance"], s["value"][1]) for s in query(base, "up"))
+    return sorted((s["metric"]["instance"], s["value"][1]) for s in query(base, 'up{job="gpu"}'))
 
 
 def body(args):
@@ -67,12 +67,17 @@ def body(args):
             per_node = query(base, "count by (instance) (gpu_temperature_celsius)")
             check(sorted((s["metric"]["instance"], s["value"][1]) for s in per_node) ==
                   [(f"node{i}", str(GPUS)) for i in range(NODES)], f"per node: {per_node}")
-            report = query(base, "scrape_samples_scraped")
+            report = query(base, 'scrape_samples_scraped{job="gpu"}')
             check(len(report) == NODES and all(float(s["value"][1]) > 0 for s in report),
                   f"scrape_samples_scraped: {report}")
 
             targets = json.loads(http_get(base + "/api/v1/targets").text)["data"]
-            active = targets["activeTargets"]
+            # The server also collects its own metrics, as job "gpumon".
+            own = [t for t in targets["activeTargets"] if t["scrapePool"] == "gpumon"]
+            check(len(own) == 1, f"self-monitoring target: {own}")
+            wait_until(lambda: len(query(base, 'gpumon_tsdb_head_series{job="gpumon"} > 0')) == 1,
+                       20, what="the server's own gpumon_tsdb_head_series")
+            active = [t for t in targets["activeTargets"] if t["scrapePool"] != "gpumon"]
             check(len(active) == NODES, f"activeTargets: {active}")
             check(all(t["health"] == "up" and t["scrapePool"] == "gpu" for t in active),
                   f"activeTargets: {active}")
@@ -88,7 +93,7 @@ def body(args):
                        what="the reload error to be logged")
             check(server.running(), "server died on a bad reload")
             check(len(json.loads(http_get(base + "/api/v1/targets").text)["data"]
-                      ["activeTargets"]) == NODES, "targets changed after a bad reload")
+                      ["activeTargets"]) == NODES + 1, "targets changed after a bad reload")
 
             sim.stop()
             want_down = [(f"node{i}", "0") for i in range(NODES)]

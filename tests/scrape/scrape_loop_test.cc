@@ -10,6 +10,8 @@
 
 #include "scrape/http_fetch.h"
 #include "test_util.h"
+#include "tsdb/head/head.h"
+#include "tsdb/matcher.h"
 #include "tsdb/sample.h"
 
 namespace gpumon::scrape {
@@ -60,6 +62,83 @@ TEST(ScrapeLoopTest, AppendsSamplesWithTargetLabelsAndReport) {
 
   loop.ScrapeOnce(2000);  // same series: none added
   EXPECT_EQ(store.Of("scrape_series_added{instance=\"h:1\", job=\"j\"}")[1].v, 0);
+}
+
+// Counts how samples reach storage: by ref alone, or with labels.
+class CountingAppender : public Appender {
+ public:
+  CountingAppender(std::unique_ptr<Appender> inner, int* by_ref, int* by_labels)
+      : inner_(std::move(inner)), by_ref_(by_ref), by_labels_(by_labels) {}
+  Status Append(const Labels& l, int64_t t, double v) override { return inner_->Append(l, t, v); }
+  Result<uint64_t> AppendRef(uint64_t ref, const Labels& l, int64_t t, double v) override {
+    ++*(l.empty() ? by_ref_ : by_labels_);
+    return inner_->AppendRef(ref, l, t, v);
+  }
+  Status Commit() override { return inner_->Commit(); }
+  void Rollback() override { inner_->Rollback(); }
+
+ private:
+  std::unique_ptr<Appender> inner_;
+  int* by_ref_;
+  int* by_labels_;
+};
+
+// Samples of one series in a head, in time order.
+std::vector<tsdb::Sample> HeadSamples(const tsdb::head::Head& head, const std::string& name) {
+  auto q = head.Querier(0, 1'000'000);
+  std::vector<tsdb::Matcher> m = {
+      tsdb::Matcher::Make(tsdb::MatchType::kEqual, "__name__", name).value()};
+  auto set = q->Select(m, {});
+  std::vector<tsdb::Sample> out;
+  while (set->Next()) {
+    auto it = set->Iterator();
+    while (it->Next()) out.push_back(it->At());
+  }
+  return out;
+}
+
+TEST(ScrapeLoopTest, SteadyStateScrapesAppendByRefIntoTheHead) {
+  tsdb::head::Head head;
+  int by_ref = 0, by_labels = 0;
+  AppenderFactory inner = HeadAppenderFactory([&head] { return head.Appender(); });
+  AppenderFactory counting = [&]() -> std::unique_ptr<Appender> {
+    return std::make_unique<CountingAppender>(inner(), &by_ref, &by_labels);
+  };
+  FakeTarget ft{"a{x=\"1\"} 1\na{x=\"2\"} 2\nb 3\n"};
+  LoopOptions opts;
+  RelabelConfig drop_b;
+  drop_b.source_labels = {"__name__"};
+  drop_b.regex = "b";
+  drop_b.action = RelabelAction::kDrop;
+  ASSERT_TRUE(drop_b.Compile().ok());
+  opts.metric_relabel_configs.push_back(drop_b);
+  ScrapeLoop loop(MakeTarget(), opts, counting, ft.Fetch());
+  loop.ScrapeOnce(1000);
+  EXPECT_EQ(by_labels, 2 + 5);  // two new series and the report series
+  EXPECT_EQ(by_ref, 0);
+  by_labels = 0;
+  loop.ScrapeOnce(2000);
+  EXPECT_EQ(by_labels, 0);
+  EXPECT_EQ(by_ref, 2 + 5);
+  // A series leaving gets its stale marker through its ref.
+  ft.body = "a{x=\"1\"} 10\nb 3\n";
+  loop.ScrapeOnce(3000);
+  EXPECT_EQ(by_labels, 0);
+  auto a = HeadSamples(head, "a");
+  ASSERT_EQ(a.size(), 6u);  // x=1 at 1000, 2000, 3000; x=2 at 1000, 2000, stale at 3000
+  auto b = HeadSamples(head, "b");
+  EXPECT_TRUE(b.empty()) << "dropped by metric_relabel_configs";
+  auto q = head.Querier(0, 10'000);
+  std::vector<tsdb::Matcher> m = {tsdb::Matcher::Make(tsdb::MatchType::kEqual, "x", "2").value()};
+  auto set = q->Select(m, {});
+  ASSERT_TRUE(set->Next());
+  auto it = set->Iterator();
+  std::vector<tsdb::Sample> x2;
+  while (it->Next()) x2.push_back(it->At());
+  ASSERT_EQ(x2.size(), 3u);
+  EXPECT_EQ(x2[1].v, 2);
+  EXPECT_EQ(x2[2].t, 3000);
+  EXPECT_TRUE(tsdb::IsStaleNaN(x2[2].v));
 }
 
 TEST(ScrapeLoopTest, DisappearedSeriesGetsStaleMarker) {

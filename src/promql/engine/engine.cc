@@ -182,12 +182,23 @@ struct Engine::Impl {
   }
 };
 
-QueryResult Engine::InstantExpr(const Queryable& q, const Expr& expr, int64_t ts_ms) {
-  return impl_->Run(opts_, q, expr, ts_ms, ts_ms, 0);
+EngineOptions Engine::Effective(const QueryOptions& qopts) const {
+  EngineOptions o = opts_;
+  // A request's own deadline can only shorten the server's, as a Go
+  // context deadline nested in the engine's does.
+  if (qopts.timeout_ms)
+    o.timeout_ms = std::max<int64_t>(0, std::min(*qopts.timeout_ms, o.timeout_ms));
+  if (qopts.lookback_delta_ms > 0) o.lookback_delta_ms = qopts.lookback_delta_ms;
+  return o;
+}
+
+QueryResult Engine::InstantExpr(const Queryable& q, const Expr& expr, int64_t ts_ms,
+                                const QueryOptions& qopts) {
+  return impl_->Run(Effective(qopts), q, expr, ts_ms, ts_ms, 0);
 }
 
 QueryResult Engine::RangeExpr(const Queryable& q, const Expr& expr, int64_t start_ms,
-                              int64_t end_ms, int64_t step_ms) {
+                              int64_t end_ms, int64_t step_ms, const QueryOptions& qopts) {
   const ValueType t = expr.Type();
   if (t != ValueType::kScalar && t != ValueType::kVector) {
     return Error(ErrorType::kBadData,
@@ -203,7 +214,7 @@ QueryResult Engine::RangeExpr(const Queryable& q, const Expr& expr, int64_t star
   if (end_ms < start_ms) {
     return Error(ErrorType::kBadData, "end timestamp must not be before start time");
   }
-  return impl_->Run(opts_, q, expr, start_ms, end_ms, step_ms);
+  return impl_->Run(Effective(qopts), q, expr, start_ms, end_ms, step_ms);
 }
 
 }  // namespace gpumon::promql

@@ -10,7 +10,8 @@ namespace gpumon::promql::engine_internal {
 void Fail(ErrorType type, std::string message) { throw EvalError{type, std::move(message)}; }
 
 void QueryContext::CheckDeadline() {
-  if (std::chrono::steady_clock::now() > deadline) {
+  // >=: a zero timeout fails deterministically.
+  if (std::chrono::steady_clock::now() >= deadline) {
     Fail(ErrorType::kTimeout, "query timed out in expression evaluation");
   }
 }

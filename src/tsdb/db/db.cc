@@ -69,7 +69,8 @@ Result<std::unique_ptr<DB>> DB::Open(const std::string& dir, DbOptions options) 
   db->head_ = std::make_unique<head::Head>(ho);
   int64_t min_valid = kMinTime;
   for (const auto& b : db->blocks_) {
-    if (b->meta().downsample_resolution_ms == 0) min_valid = std::max(min_valid, b->meta().max_time);
+    if (b->meta().downsample_resolution_ms == 0)
+      min_valid = std::max(min_valid, b->meta().max_time);
   }
   db->head_->SetMinValidTime(min_valid);
   if (Status s = db->Replay(); !s.ok()) return s;
@@ -105,9 +106,8 @@ Status DB::LoadBlocks() {
     if (!b.ok()) return b.status().WithContext("opening block");
     blocks.push_back(std::move(b).value());
   }
-  std::sort(blocks.begin(), blocks.end(), [](const auto& a, const auto& b) {
-    return a->meta().min_time < b->meta().min_time;
-  });
+  std::sort(blocks.begin(), blocks.end(),
+            [](const auto& a, const auto& b) { return a->meta().min_time < b->meta().min_time; });
   std::unique_lock<std::shared_mutex> lock(blocks_mu_);
   blocks_ = std::move(blocks);
   return Status::Ok();
@@ -122,7 +122,8 @@ Status DB::Replay() {
   std::vector<record::RefSample> samples;
   std::vector<record::RefTombstone> tombstones;
   // Replays one WAL directory; returns the corruption found, if any.
-  auto replay = [&](const std::string& path, wal::ReaderOptions ro) -> Result<std::optional<wal::Corruption>> {
+  auto replay = [&](const std::string& path,
+                    wal::ReaderOptions ro) -> Result<std::optional<wal::Corruption>> {
     ro.progress = opts_.replay_progress;
     auto reader = wal::WalReader::Open(path, ro);
     if (!reader.ok()) return reader.status();
@@ -196,7 +197,7 @@ std::unique_ptr<tsdb::Querier> DB::NewQuerier(int64_t mint, int64_t maxt) const 
 }
 
 std::unique_ptr<tsdb::Querier> DB::NewQuerierAt(int64_t resolution_ms, int64_t mint,
-                                             int64_t maxt) const {
+                                                int64_t maxt) const {
   if (resolution_ms == 0) return NewQuerier(mint, maxt);
   std::vector<std::unique_ptr<tsdb::Querier>> qs;
   std::shared_lock<std::shared_mutex> lock(blocks_mu_);
@@ -257,9 +258,8 @@ Status DB::PersistHead(int64_t mint, int64_t maxt) {
   {
     std::unique_lock<std::shared_mutex> lock(blocks_mu_);
     blocks_.push_back(std::move(b).value());
-    std::sort(blocks_.begin(), blocks_.end(), [](const auto& x, const auto& y) {
-      return x->meta().min_time < y->meta().min_time;
-    });
+    std::sort(blocks_.begin(), blocks_.end(),
+              [](const auto& x, const auto& y) { return x->meta().min_time < y->meta().min_time; });
   }
   if (Status t = head_->Truncate(maxt); !t.ok()) return t;
   return TruncateWal(maxt);
@@ -366,6 +366,51 @@ DbStats DB::Stats() const {
     s.block_series += b->meta().stats.num_series;
   }
   return s;
+}
+
+Status DB::Snapshot(const std::string& dir, bool with_head) {
+  namespace fs = std::filesystem;
+  // Maintenance replaces and deletes blocks; hold it off while linking.
+  std::lock_guard<std::mutex> lock(maintain_mu_);
+  std::error_code ec;
+  for (const auto& b : blocks()) {
+    const fs::path src(b->dir());
+    const fs::path dst = fs::path(dir) / src.filename();
+    fs::create_directories(dst, ec);
+    if (ec) return Status::Error("snapshot: create " + dst.string() + ": " + ec.message());
+    for (auto it = fs::recursive_directory_iterator(src, ec); !ec && it != fs::end(it);
+         it.increment(ec)) {
+      const fs::path to = dst / fs::relative(it->path(), src);
+      if (it->is_directory()) {
+        fs::create_directories(to, ec);
+      } else {
+        fs::create_hard_link(it->path(), to, ec);
+      }
+      if (ec) return Status::Error("snapshot: link " + it->path().string() + ": " + ec.message());
+    }
+    if (ec) return Status::Error("snapshot: read " + src.string() + ": " + ec.message());
+  }
+  if (!with_head) return Status::Ok();
+  const int64_t mint = head_->MinTime(), maxt = head_->MaxTime();
+  if (head_->NumSeries() == 0 || mint > maxt) return Status::Ok();
+  // One block over the head's whole time range (maxt is exclusive).
+  block::BlockWriterOptions bo;
+  bo.min_time = mint;
+  bo.max_time = maxt + 1;
+  auto writer = block::BlockWriter::Create(dir, bo);
+  if (!writer.ok()) return writer.status().WithContext("snapshot: head block");
+  std::vector<block::ChunkData> chunks;
+  Status st = head_->ForEachSeriesInRange(
+      bo.min_time, bo.max_time,
+      [&](uint64_t, const Labels& labels, std::span<const head::ChunkData> in) -> Status {
+        chunks.clear();
+        for (const auto& c : in) chunks.push_back(block::ChunkData{c.mint, c.maxt, c.bytes});
+        return (*writer)->AddSeries(labels, chunks);
+      });
+  if (!st.ok()) return st.WithContext("snapshot: head block");
+  auto done = (*writer)->Finish();
+  if (!done.ok()) return done.status().WithContext("snapshot: head block");
+  return Status::Ok();
 }
 
 }  // namespace gpumon::tsdb::db

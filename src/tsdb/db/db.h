@@ -85,7 +85,7 @@ class DB {
   std::unique_ptr<tsdb::Querier> NewQuerier(int64_t mint, int64_t maxt) const;
   // A downsampled tier (resolution_ms > 0): only blocks of that resolution.
   std::unique_ptr<tsdb::Querier> NewQuerierAt(int64_t resolution_ms, int64_t mint,
-                                           int64_t maxt) const;
+                                              int64_t maxt) const;
   // Resolutions available (0 first, then ascending).
   std::vector<int64_t> Resolutions() const;
 
@@ -94,6 +94,11 @@ class DB {
   // Persists the whole head into blocks (for import and orderly shutdown of
   // tools); the WAL is truncated accordingly.
   Status FlushHead();
+  // Writes a copy of the database into `dir` (which must exist): every
+  // persistent block hard-linked (<dir>/<ULID>/, no data copied), and with
+  // with_head the head's samples as one more block. The live database is
+  // not changed; the copy opens with DB::Open.
+  Status Snapshot(const std::string& dir, bool with_head);
   DbStats Stats() const;
   const std::string& dir() const { return dir_; }
   head::Head& head() { return *head_; }

@@ -344,18 +344,29 @@ Status Head::CommitBatch(HeadAppender* app) {
   }
 
   int64_t bmin = kMaxTime, bmax = kMinTime;
+  uint64_t appended = 0;
   std::vector<uint8_t*> garbage;  // closed-chunk buffers replaced by cuts
   std::unique_lock apply(apply_mu_);
+  // Series are cold in a large head: fetch the series object well ahead,
+  // then (once it has arrived) the end of its open chunk.
   constexpr size_t kPrefetchDistance = 8;
+  constexpr size_t kSeriesPrefetchDistance = 2 * kPrefetchDistance;
+  for (size_t i = 0; i < std::min(kSeriesPrefetchDistance, samples.size()); ++i) {
+    __builtin_prefetch(entries[samples[i].entry].series);
+  }
   for (size_t i = 0; i < std::min(kPrefetchDistance, samples.size()); ++i) {
     entries[samples[i].entry].series->PrefetchOpenChunk();
   }
   for (size_t i = 0; i < samples.size(); ++i) {
     const auto& p = samples[i];
+    if (i + kSeriesPrefetchDistance < samples.size()) {
+      __builtin_prefetch(entries[samples[i + kSeriesPrefetchDistance].entry].series);
+    }
     if (i + kPrefetchDistance < samples.size()) {
       entries[samples[i + kPrefetchDistance].entry].series->PrefetchOpenChunk();
     }
     if (p.kind == HeadAppender::kSkip) continue;
+    ++appended;
     Series* s = entries[p.entry].series;
     if (p.kind == HeadAppender::kInOrder) {
       s->AppendInOrder(p.t, std::bit_cast<double>(p.v), chunk_opts_, &garbage);
@@ -366,6 +377,7 @@ Status Head::CommitBatch(HeadAppender* app) {
     bmax = std::max(bmax, p.t);
   }
   if (bmin <= bmax) NoteTimes(bmin, bmax);
+  samples_appended_.fetch_add(appended, std::memory_order_relaxed);
   RotateEpoch(std::move(garbage));
   return Status::Ok();
 }

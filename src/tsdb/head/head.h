@@ -120,6 +120,8 @@ class Head {
   int64_t MinTime() const { return min_time_.load(std::memory_order_acquire); }
   int64_t MaxTime() const { return max_time_.load(std::memory_order_acquire); }
   size_t NumSeries() const { return num_series_.load(std::memory_order_relaxed); }
+  // Samples committed since the head was created (WAL replay excluded).
+  uint64_t SamplesAppended() const { return samples_appended_.load(std::memory_order_relaxed); }
   HeadStats Stats(size_t top_k = 10) const;
   const HeadOptions& options() const { return opts_; }
 
@@ -211,6 +213,7 @@ class Head {
 
   std::atomic<uint64_t> next_ref_{1};
   std::atomic<size_t> num_series_{0};
+  std::atomic<uint64_t> samples_appended_{0};
   std::atomic<int64_t> min_time_{kMaxTime};
   std::atomic<int64_t> max_time_{kMinTime};
   std::atomic<int64_t> min_valid_time_{kMinTime};

@@ -108,6 +108,33 @@ void RegisterApiRoutes(httplib::Server& server, const ApiHandlers& h) {
              Wrap([status](auto&, const Params& p) { return status->Flags(p); }));
   server.Get("/api/v1/status/tsdb",
              Wrap([status](auto&, const Params& p) { return status->Tsdb(p); }));
+  AdminApi* admin = h.enable_admin ? h.admin : nullptr;
+  auto admin_route = [&server, admin](const std::string& path,
+                                      ApiResponse (AdminApi::*fn)(const Params&)) {
+    auto handler = Wrap([admin, fn](auto&, const Params& p) {
+      return admin ? (admin->*fn)(p) : AdminApi::Disabled();
+    });
+    server.Post(path, handler);
+    server.Put(path, handler);
+  };
+  admin_route("/api/v1/admin/tsdb/delete_series", &AdminApi::DeleteSeries);
+  admin_route("/api/v1/admin/tsdb/clean_tombstones", &AdminApi::CleanTombstones);
+  admin_route("/api/v1/admin/tsdb/snapshot", &AdminApi::Snapshot);
+
+  if (Federate* federate = h.federate) {
+    server.Get("/federate",
+               [federate, ready_fn = h.ready](const httplib::Request& req, httplib::Response& res) {
+                 if (ready_fn && !ready_fn()) {
+                   res.status = 503;
+                   res.set_content("Service Unavailable\n", "text/plain; charset=utf-8");
+                   return;
+                 }
+                 FederateReply r = federate->Handle(ParamsOf(req));
+                 res.status = r.status;
+                 res.set_content(std::move(r.body), r.content_type);
+               });
+  }
+
   server.Options(R"(/api/v1/.*)", [](const httplib::Request& req, httplib::Response& res) {
     SetCors(req, res);
     res.status = 204;

@@ -7,6 +7,12 @@
 //   Prometheus accepts it, form-encoded) is routed to the endpoint classes;
 //   OPTIONS on /api/v1/... answers 204; a request with an Origin header
 //   gets Access-Control-Allow-Origin (Prometheus's default CORS origin .*).
+// - /api/v1/admin/tsdb/{delete_series,clean_tombstones,snapshot} answer
+//   POST and PUT; unless enable_admin (and an AdminApi is given) they answer
+//   503 "admin APIs disabled", as Prometheus does without
+//   --web.enable-admin-api.
+// - GET /federate is served when a Federate handler is given (503 while
+//   not ready, as Prometheus gates it).
 // - /-/healthy answers 200; /-/ready answers 200 once `ready()` is true,
 //   503 before.
 // - Successful responses stream: the JSON is encoded into ~64 KiB chunks
@@ -18,6 +24,8 @@
 
 #include <functional>
 
+#include "web/api/admin_api.h"
+#include "web/api/federate.h"
 #include "web/api/params.h"
 #include "web/api/query_api.h"
 #include "web/api/response.h"
@@ -30,7 +38,10 @@ struct ApiHandlers {
   QueryApi* query = nullptr;
   SeriesApi* series = nullptr;
   StatusApi* status = nullptr;
-  std::function<bool()> ready;  // unset: always ready
+  std::function<bool()> ready;   // unset: always ready
+  AdminApi* admin = nullptr;     // null: admin endpoints disabled
+  bool enable_admin = false;     // --web.enable-admin-api
+  Federate* federate = nullptr;  // null: no /federate route
 };
 
 // Parameters of a request: form body (when form-encoded) then URL query.

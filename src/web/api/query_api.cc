@@ -99,21 +99,22 @@ promql::ExprPtr ParseQueryParam(const Params& p, ApiError* err) {
   return std::move(parsed.expr);
 }
 
-// The per-request `timeout` and `lookback_delta` are validated as Prometheus
-// does; the engine's server-wide settings apply (docs/api.md).
-std::optional<ApiError> CheckQueryOptions(const Params& p) {
+// The per-request `timeout` and `lookback_delta`, parsed with Prometheus's
+// wording; the engine caps the timeout at its own.
+Result<promql::QueryOptions> QueryOptionsOf(const Params& p) {
+  promql::QueryOptions opts;
   if (std::string to = p.Get("timeout"); !to.empty()) {
     auto d = ParseDuration(to);
-    if (!d.ok()) return InvalidParam("timeout", d.status().message());
+    if (!d.ok()) return Status::Error(InvalidParam("timeout", d.status().message()).message);
+    opts.timeout_ms = *d;
   }
   if (std::string lb = p.Get("lookback_delta"); !lb.empty()) {
     auto d = ParseDuration(lb);
-    if (!d.ok()) {
-      return ApiError{ErrorKind::kBadData,
-                      "error parsing lookback delta duration: " + d.status().message()};
-    }
+    if (!d.ok())
+      return Status::Error("error parsing lookback delta duration: " + d.status().message());
+    opts.lookback_delta_ms = *d;
   }
-  return std::nullopt;
+  return opts;
 }
 
 }  // namespace
@@ -130,14 +131,15 @@ ApiResponse QueryApi::Query(const Params& p) {
     }
     ts = *parsed;
   }
-  if (auto bad = CheckQueryOptions(p)) return ApiResponse::Failure(*bad);
+  auto qopts = QueryOptionsOf(p);
+  if (!qopts.ok()) return ApiResponse::Failure({ErrorKind::kBadData, qopts.status().message()});
   ApiError err;
   promql::ExprPtr expr = ParseQueryParam(p, &err);
   if (!expr) return ApiResponse::Failure(err);
 
   auto e = std::make_shared<Executed>();
   auto start = std::chrono::steady_clock::now();
-  e->result = backend_.InstantQuery(*expr, ts);
+  e->result = backend_.InstantQuery(*expr, ts, *qopts);
   e->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!e->result.ok()) return EngineFailure(e->result);
   return QueryResponse(std::move(e), p, *limit);
@@ -167,14 +169,15 @@ ApiResponse QueryApi::QueryRange(const Params& p) {
          "exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query "
          "resolution (?step=XX)"});
   }
-  if (auto bad = CheckQueryOptions(p)) return ApiResponse::Failure(*bad);
+  auto qopts = QueryOptionsOf(p);
+  if (!qopts.ok()) return ApiResponse::Failure({ErrorKind::kBadData, qopts.status().message()});
   ApiError err;
   promql::ExprPtr expr = ParseQueryParam(p, &err);
   if (!expr) return ApiResponse::Failure(err);
 
   auto e = std::make_shared<Executed>();
   auto t0 = std::chrono::steady_clock::now();
-  e->result = backend_.RangeQuery(*expr, *start, *end, *step);
+  e->result = backend_.RangeQuery(*expr, *start, *end, *step, *qopts);
   e->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!e->result.ok()) return EngineFailure(e->result);
   return QueryResponse(std::move(e), p, *limit);

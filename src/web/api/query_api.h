@@ -11,8 +11,9 @@
 //   engine errors keep the engine's kind and message.
 // - limit > 0 keeps the first `limit` series and warns "results truncated
 //   due to limit".
-// - timeout is validated; the engine's configured timeout applies (the
-//   engine has no per-query timeout).
+// - timeout and lookback_delta apply to this query only: the timeout is
+//   capped at the engine's (--query.timeout), lookback_delta > 0 replaces
+//   the engine's (--query.lookback-delta).
 #pragma once
 
 #include <cstdint>

@@ -23,11 +23,15 @@ class TestBackend : public ApiBackend {
   std::unique_ptr<tsdb::Querier> Querier(int64_t mint, int64_t maxt) override {
     return head.Querier(mint, maxt);
   }
-  promql::QueryResult InstantQuery(const promql::Expr&, int64_t ts) override {
+  promql::QueryResult InstantQuery(const promql::Expr&, int64_t ts,
+                                   const promql::QueryOptions& o) override {
+    opts = o;
     instant_ts = ts;
     return answer;
   }
-  promql::QueryResult RangeQuery(const promql::Expr&, int64_t s, int64_t e, int64_t step) override {
+  promql::QueryResult RangeQuery(const promql::Expr&, int64_t s, int64_t e, int64_t step,
+                                 const promql::QueryOptions& o) override {
+    opts = o;
     range = {s, e, step};
     return answer;
   }
@@ -36,6 +40,7 @@ class TestBackend : public ApiBackend {
   tsdb::head::Head head;
   promql::QueryResult answer;
   int64_t instant_ts = -1;
+  promql::QueryOptions opts;
   std::array<int64_t, 3> range{};
 };
 
@@ -156,6 +161,25 @@ TEST_F(EndpointsTest, QueryPassesTimeAndEncodesResult) {
   // No time: now.
   ASSERT_TRUE(query_.Query(P({{"query", "up"}})).ok());
   EXPECT_EQ(backend_.instant_ts, 1234567);
+  EXPECT_FALSE(backend_.opts.timeout_ms.has_value());
+  EXPECT_EQ(backend_.opts.lookback_delta_ms, 0);
+}
+
+TEST_F(EndpointsTest, QueryOptionsReachTheBackend) {
+  ASSERT_TRUE(
+      query_.Query(P({{"query", "up"}, {"timeout", "30s"}, {"lookback_delta", "1m"}})).ok());
+  EXPECT_EQ(backend_.opts.timeout_ms.value_or(-1), 30000);
+  EXPECT_EQ(backend_.opts.lookback_delta_ms, 60000);
+  ASSERT_TRUE(query_
+                  .QueryRange(P({{"query", "up"},
+                                 {"start", "0"},
+                                 {"end", "60"},
+                                 {"step", "15"},
+                                 {"timeout", "2.5"},
+                                 {"lookback_delta", "90s"}}))
+                  .ok());
+  EXPECT_EQ(backend_.opts.timeout_ms.value_or(-1), 2500);
+  EXPECT_EQ(backend_.opts.lookback_delta_ms, 90000);
 }
 
 TEST_F(EndpointsTest, QueryErrors) {

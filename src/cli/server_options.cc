@@ -1,0 +1,151 @@
+#include "cli/server_options.h"
+
+#include <chrono>
+
+#include "common/duration.h"
+#include "scrape/config.h"
+
+namespace gpumon::cli {
+namespace {
+
+Result<int64_t> DurationFlag(const Flags& flags, const std::string& name, int64_t fallback,
+                             bool allow_zero) {
+  auto text = flags.Get(name);
+  if (!text) return fallback;
+  auto d = ParseDuration(*text);
+  if (!d.ok()) return Status::Error("flag --" + name + ": " + d.status().message());
+  if (d->count() < 0 || (!allow_zero && d->count() == 0)) {
+    return Status::Error("flag --" + name + ": must be " + (allow_zero ? "" : "greater than ") +
+                         "0" + (allow_zero ? " or more" : ""));
+  }
+  return static_cast<int64_t>(d->count());
+}
+
+}  // namespace
+
+const std::map<std::string, bool>& ServerFlagTable() {
+  static const std::map<std::string, bool> kFlags = {{"listen", true},
+                                                     {"data", true},
+                                                     {"retention", true},
+                                                     {"retention-size", true},
+                                                     {"query.timeout", true},
+                                                     {"query.max-samples", true},
+                                                     {"query.max-concurrency", true},
+                                                     {"query.lookback-delta", true},
+                                                     {"query.replica-label", true},
+                                                     {"config", true},
+                                                     {"simulate", true},
+                                                     {"seed", true},
+                                                     {"nvml-lib", true},
+                                                     {"local.interval", true},
+                                                     {"web.config.file", true},
+                                                     {"web.enable-admin-api", false},
+                                                     {"web.enable-lifecycle", false},
+                                                     {"web.enable-remote-write-receiver", false},
+                                                     {"help", false}};
+  return kFlags;
+}
+
+const char* ServerUsage() {
+  return "usage: gpumon server [--listen HOST:PORT] [--data DIR] [--config FILE]\n"
+         "                     [--simulate SPEC] [--retention DURATION] [--retention-size BYTES]\n"
+         "                     [flags below]\n\n"
+         "The all-in-one monitoring server: scrapes targets (or, with no --config, this\n"
+         "node's GPUs in-process), stores them in the TSDB in --data, evaluates rules,\n"
+         "notifies Alertmanager, remote-writes, and serves the Prometheus HTTP API.\n"
+         "  --listen                 address to serve on (default :9090)\n"
+         "  --data                   TSDB directory (default ./data)\n"
+         "  --config                 Prometheus-format configuration: scrape_configs,\n"
+         "                           rule_files, alerting, remote_write; SIGHUP reloads it\n"
+         "  --simulate SPEC          with no --config: collect a SIMULATED local fleet,\n"
+         "                           e.g. h200x8 (labelled simulated=\"true\")\n"
+         "  --seed N                 simulator seed (default 1)\n"
+         "  --nvml-lib PATH          NVML library to load instead of the driver's\n"
+         "  --local.interval         collection interval with no --config (default 15s)\n"
+         "  --retention              delete raw data older than this (default 15d; 0: keep)\n"
+         "  --retention-size         delete the oldest blocks beyond this size, e.g. 512MB\n"
+         "                           (default 0: no limit)\n"
+         "  --query.timeout          longest a query may run (default 2m)\n"
+         "  --query.max-samples      most samples a query may hold at once (default 50000000)\n"
+         "  --query.max-concurrency  queries run at once; more wait (default 20)\n"
+         "  --query.lookback-delta   how far back an instant selector looks (default 5m)\n"
+         "  --query.replica-label    label telling HA replicas apart; series differing only\n"
+         "                           in it are merged at query time (repeatable)\n"
+         "  --web.config.file        TLS and basic auth (exporter-toolkit web config format)\n"
+         "  --web.enable-admin-api   serve /api/v1/admin/tsdb/* (delete, snapshot)\n"
+         "  --web.enable-lifecycle   serve POST /-/reload and /-/quit\n"
+         "  --web.enable-remote-write-receiver  accept remote write on /api/v1/write\n";
+}
+
+Result<ServerOptions> ParseServerOptions(const Flags& flags) {
+  ServerOptions o;
+  o.listen = flags.Get("listen").value_or(o.listen);
+  o.data = flags.Get("data").value_or(o.data);
+  auto retention = DurationFlag(flags, "retention", o.db.retention_ms, true);
+  if (!retention.ok()) return retention.status();
+  o.db.retention_ms = *retention;
+  if (auto size = flags.Get("retention-size")) {
+    auto bytes = scrape::ParseByteSize(*size);
+    if (!bytes.ok()) return bytes.status().WithContext("flag --retention-size");
+    o.db.retention_bytes = *bytes;
+  }
+  auto timeout = DurationFlag(flags, "query.timeout", o.engine.timeout_ms, false);
+  if (!timeout.ok()) return timeout.status();
+  o.engine.timeout_ms = *timeout;
+  auto lookback = DurationFlag(flags, "query.lookback-delta", o.engine.lookback_delta_ms, false);
+  if (!lookback.ok()) return lookback.status();
+  o.engine.lookback_delta_ms = *lookback;
+  auto samples = flags.GetInt("query.max-samples", o.engine.max_samples, 1, INT64_MAX);
+  if (!samples.ok()) return samples.status();
+  o.engine.max_samples = *samples;
+  auto concurrency = flags.GetInt("query.max-concurrency", o.engine.max_concurrent, 1, 100000);
+  if (!concurrency.ok()) return concurrency.status();
+  o.engine.max_concurrent = static_cast<int>(*concurrency);
+  auto interval = DurationFlag(flags, "local.interval", o.local_interval_ms, false);
+  if (!interval.ok()) return interval.status();
+  o.local_interval_ms = *interval;
+
+  o.config_file = flags.Get("config");
+  o.simulate_spec = flags.Get("simulate");
+  if (o.config_file && o.simulate_spec) {
+    return Status::Error(
+        "flags --config and --simulate exclude each other: --simulate collects the local node, "
+        "--config scrapes the configured targets (scrape `gpumon simulate` for a simulated fleet)");
+  }
+  o.seed = flags.Get("seed").value_or(o.seed);
+  o.nvml_library = flags.Get("nvml-lib").value_or("");
+  o.web_config_file = flags.Get("web.config.file");
+  o.replica_labels = flags.GetAll("query.replica-label");
+  for (const auto& l : o.replica_labels) {
+    if (l.empty()) return Status::Error("flag --query.replica-label: empty label name");
+  }
+  o.enable_admin_api = flags.Has("web.enable-admin-api");
+  o.enable_lifecycle = flags.Has("web.enable-lifecycle");
+  o.enable_remote_write_receiver = flags.Has("web.enable-remote-write-receiver");
+
+  auto ms = [](int64_t v) { return FormatDuration(std::chrono::milliseconds(v)); };
+  auto yes = [](bool b) { return std::string(b ? "true" : "false"); };
+  std::string replicas;
+  for (const auto& l : o.replica_labels) replicas += (replicas.empty() ? "" : ",") + l;
+  o.effective_flags = {
+      {"listen", o.listen},
+      {"data", o.data},
+      {"config", o.config_file.value_or("")},
+      {"simulate", o.simulate_spec.value_or("")},
+      {"retention", ms(o.db.retention_ms)},
+      {"retention-size", std::to_string(o.db.retention_bytes)},
+      {"query.timeout", ms(o.engine.timeout_ms)},
+      {"query.max-samples", std::to_string(o.engine.max_samples)},
+      {"query.max-concurrency", std::to_string(o.engine.max_concurrent)},
+      {"query.lookback-delta", ms(o.engine.lookback_delta_ms)},
+      {"query.replica-label", replicas},
+      {"web.config.file", o.web_config_file.value_or("")},
+      {"web.enable-admin-api", yes(o.enable_admin_api)},
+      {"web.enable-lifecycle", yes(o.enable_lifecycle)},
+      {"web.enable-remote-write-receiver", yes(o.enable_remote_write_receiver)},
+      {"local.interval", ms(o.local_interval_ms)},
+  };
+  return o;
+}
+
+}  // namespace gpumon::cli

@@ -1,0 +1,45 @@
+// `gpumon server`'s command line: flags parsed and checked into
+// ServerOptions before anything starts, so a bad flag fails fast with a
+// message naming it. Defaults are Prometheus's where a flag has a
+// Prometheus counterpart (same name, same meaning).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/flags.h"
+#include "common/status.h"
+#include "promql/engine.h"
+#include "tsdb/db/db.h"
+
+namespace gpumon::cli {
+
+struct ServerOptions {
+  std::string listen = ":9090";
+  std::string data = "./data";
+  tsdb::db::DbOptions db;
+  promql::EngineOptions engine;
+  std::optional<std::string> config_file;    // --config: scrape, rules, alerting, remote write
+  std::optional<std::string> simulate_spec;  // --simulate: simulated local GPUs (no --config)
+  std::string seed = "1";
+  std::string nvml_library;                    // --nvml-lib
+  std::optional<std::string> web_config_file;  // --web.config.file: TLS and basic auth
+  std::vector<std::string> replica_labels;     // --query.replica-label (repeatable)
+  bool enable_admin_api = false;               // --web.enable-admin-api
+  bool enable_lifecycle = false;               // --web.enable-lifecycle: POST /-/reload
+  bool enable_remote_write_receiver = false;   // --web.enable-remote-write-receiver
+  int64_t local_interval_ms = 15 * 1000;       // --local.interval
+  // Every flag with its effective value, for /api/v1/status/flags.
+  std::map<std::string, std::string> effective_flags;
+};
+
+// The flag table Flags::Parse needs.
+const std::map<std::string, bool>& ServerFlagTable();
+const char* ServerUsage();
+
+Result<ServerOptions> ParseServerOptions(const Flags& flags);
+
+}  // namespace gpumon::cli
