@@ -17,7 +17,8 @@ PACKAGES=(
   clang libclang-rt-14-dev clang-format clang-tidy
   libgtest-dev libgmock-dev libbenchmark-dev
   libcpp-httplib-dev libyaml-cpp-dev zlib1g-dev libssl-dev libbrotli-dev libre2-dev rapidjson-dev
-  prometheus victoria-metrics
+  libcrypt-dev libsnappy-dev libprotobuf-dev protobuf-compiler
+  prometheus prometheus-alertmanager victoria-metrics prometheus-node-exporter
   python3 curl ca-certificates
 )
 
@@ -105,7 +106,7 @@ trap remove_policy EXIT
 # Services whose packages we install now (the benchmarks and tests start their
 # own instances on private ports).
 SERVICES=()
-for svc in prometheus victoria-metrics; do
+for svc in prometheus prometheus-alertmanager victoria-metrics prometheus-node-exporter; do
   case " ${MISSING[*]} " in *" $svc "*) SERVICES+=("$svc") ;; esac
 done
 

@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
-# Sets up, builds and runs the gpumon agent in the foreground.
+# Sets up, builds and runs gpumon server (the main job) in the foreground.
 #
 # Installs missing dependencies (scripts/install-deps.sh), builds build/
 # (RelWithDebInfo: optimized, with debug symbols; the same tree test.sh uses,
 # so the two never rebuild each other's work) and then replaces itself with
-#   build/bin/gpumon agent --listen :9400 [ARGS...]
-# When no NVIDIA driver library (libnvidia-ml.so.1) is installed, the agent
-# is started on a simulated 8 x H200 node instead, and says so loudly; every
-# simulated series carries the label simulated="true".
+#   build/bin/gpumon server --listen :9090 --data ./data [ARGS...]
+# With no --config the server monitors this node in-process: the real GPUs
+# through NVML when the driver library (libnvidia-ml.so.1) is installed,
+# otherwise a simulated 8 x H200 node, said loudly; every simulated series
+# carries the label simulated="true".
 #
-# Usage: scripts/start.sh [extra gpumon agent arguments...]
-# Env:   GPUMON_LISTEN    listen address (default :9400)
+# Usage: scripts/start.sh [extra gpumon server arguments, e.g. --config FILE]
+# Env:   GPUMON_LISTEN    listen address (default :9090)
+#        GPUMON_DATA      data directory (default ./data)
 #        GPUMON_SIMULATE  force a simulated fleet, e.g. h200x8 or rtx4080sx1
 #        GPUMON_SKIP_DEPS=1  do not run install-deps.sh
 set -euo pipefail
@@ -22,14 +24,20 @@ if [ "${GPUMON_SKIP_DEPS:-0}" != 1 ]; then
   bash scripts/install-deps.sh
 fi
 
-# Build only what the agent needs, not the test suite: the gpumon target,
+# Build only what the server needs, not the test suite: the gpumon target,
 # which also builds the fake NVML library it loads when simulating.
 bash scripts/build.sh default gpumon
 
-LISTEN=${GPUMON_LISTEN:-:9400}
-ARGS=(agent --listen "$LISTEN")
+LISTEN=${GPUMON_LISTEN:-:9090}
+ARGS=(server --listen "$LISTEN" --data "${GPUMON_DATA:-./data}")
 SIMULATE=${GPUMON_SIMULATE:-}
-if [ -z "$SIMULATE" ] && ! ldconfig -p 2>/dev/null | grep -q 'libnvidia-ml\.so\.1'; then
+HAS_CONFIG=0
+for a in "$@"; do
+  case "$a" in --config | --config=*) HAS_CONFIG=1 ;; esac
+done
+# With --config the server scrapes what the file says; simulation applies
+# only to the in-process local collection.
+if [ "$HAS_CONFIG" = 0 ] && [ -z "$SIMULATE" ] && ! ldconfig -p 2>/dev/null | grep -q 'libnvidia-ml\.so\.1'; then
   SIMULATE=h200x8
   cat >&2 <<'EOF'
 
@@ -41,7 +49,7 @@ if [ -z "$SIMULATE" ] && ! ldconfig -p 2>/dev/null | grep -q 'libnvidia-ml\.so\.
 
 EOF
 fi
-if [ -n "$SIMULATE" ]; then
+if [ "$HAS_CONFIG" = 0 ] && [ -n "$SIMULATE" ]; then
   ARGS+=(--simulate "$SIMULATE")
   printf 'start: simulated GPUs: %s\n' "$SIMULATE" >&2
 fi

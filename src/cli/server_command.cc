@@ -24,7 +24,12 @@
 #include "cli/runtime.h"
 #include "cli/server_options.h"
 #include "common/log.h"
+#include "notifier/alertmanagers_json.h"
+#include "notifier/notifier.h"
 #include "promql/engine.h"
+#include "remote/receiver.h"
+#include "rules/manager.h"
+#include "rules/rules_api.h"
 #include "scrape/config.h"
 #include "scrape/manager.h"
 #include "scrape/targets_json.h"
@@ -37,6 +42,7 @@
 #include "web/api/backend.h"
 #include "web/api/federate.h"
 #include "web/api/http_api.h"
+#include "web/api/response.h"
 #include "web/http_server.h"
 #include "web/metrics_endpoint.h"
 #include "web/web_config.h"
@@ -283,6 +289,16 @@ int RunServer(const std::vector<std::string>& args) {
   sources.revision = std::string("gpumon ") + GPUMON_VERSION;
   sources.tsdb = [dbp] { return TsdbView(*dbp); };
   sources.scrape = [&] { return ScrapeView(all_targets(), last_reload_ok, last_reload_ms); };
+  remote::ReceiverStats receiver_stats;
+  if (opts->enable_remote_write_receiver) {
+    sources.remote_receiver = [&receiver_stats] {
+      selfmon::RemoteReceiverStatsView v;
+      v.requests_total = static_cast<double>(receiver_stats.requests.load());
+      v.request_errors_total = static_cast<double>(receiver_stats.errors.load());
+      v.samples_received_total = static_cast<double>(receiver_stats.samples.load());
+      return v;
+    };
+  }
   auto server_metrics = selfmon::RegisterServerMetrics(registry, sources);
   if (!server_metrics.ok()) {
     finish();
@@ -333,6 +349,52 @@ int RunServer(const std::vector<std::string>& args) {
   local = std::move(*started);
   if (!config) LogInfo("local collection: " + local->description());
 
+  // Rules evaluate over the raw data (not the replica-deduplicated view)
+  // and hand their alerts to the notifier.
+  notifier::Notifier alert_notifier;
+  rules::RuleManagerOptions rule_opts;
+  rule_opts.engine = &engine;
+  rule_opts.queryable = [dbp](int64_t mint, int64_t maxt) { return dbp->NewQuerier(mint, maxt); };
+  rule_opts.appender = appender;
+  rule_opts.external_url = opts->external_url.empty()
+                               ? "http://" + LocalHostname() + ":" + std::to_string(server.port())
+                               : opts->external_url;
+  rule_opts.notify = [&alert_notifier](const std::vector<rules::Alert>& alerts) {
+    std::vector<notifier::Alert> out;
+    out.reserve(alerts.size());
+    for (const auto& a : alerts) {
+      out.push_back({a.labels, a.annotations, a.starts_at_ms, a.ends_at_ms, a.generator_url});
+    }
+    alert_notifier.Send(std::move(out));
+  };
+  rules::RuleManager rule_manager(std::move(rule_opts));
+  // Rules and alerting of a configuration; a failure leaves the running
+  // ones in place and is returned.
+  auto apply_rules = [&](const scrape::Config& c) -> Status {
+    if (Status s = alert_notifier.ApplyConfig(c.alerting, c.global.external_labels); !s.ok()) {
+      return s.WithContext("alerting");
+    }
+    if (Status s = rule_manager.Update(c.global.evaluation_interval_ms, c.rule_files,
+                                       c.global.external_labels);
+        !s.ok()) {
+      return s.WithContext("rule_files");
+    }
+    return Status::Ok();
+  };
+  if (config) {
+    if (Status s = apply_rules(*config); !s.ok()) {
+      finish();
+      local->Stop();
+      if (scraper) scraper->Stop();
+      std::cerr << "gpumon server: " << s.message() << "\n";
+      return 2;
+    }
+    if (!config->rule_files.empty()) {
+      LogInfo("evaluating " + std::to_string(rule_manager.Groups().size()) + " rule group(s)");
+    }
+  }
+  rule_manager.Start();
+
   // Reload: SIGHUP, or POST /-/reload with --web.enable-lifecycle. A bad
   // file keeps the running configuration.
   std::mutex reload_mu;
@@ -345,6 +407,12 @@ int RunServer(const std::vector<std::string>& args) {
       LogError("reloading " + config->file +
                " failed, keeping the running configuration: " + next.status().message());
       return next.status();
+    }
+    if (Status s = apply_rules(*next); !s.ok()) {
+      last_reload_ok = 0;
+      LogError("reloading " + config->file +
+               " failed, keeping the running configuration: " + s.message());
+      return s;
     }
     scraper->ApplyConfig(*next);
     last_reload_ok = 1;
@@ -375,6 +443,20 @@ int RunServer(const std::vector<std::string>& args) {
                                              .admin = &admin_api,
                                              .enable_admin = opts->enable_admin_api,
                                              .federate = &federate});
+  rules::RegisterRuleRoutes(server.raw(), rule_manager);
+  if (opts->enable_remote_write_receiver) {
+    // Bounded request bodies: a remote-write request is a few MiB at most.
+    server.raw().set_payload_max_length(64 << 20);
+    remote::RegisterRemoteWriteReceiver(server.raw(), appender, &receiver_stats);
+  }
+  server.raw().Get("/api/v1/alertmanagers", [&alert_notifier](const httplib::Request& req,
+                                                              httplib::Response& res) {
+    web::api::Respond(req, res, web::api::ApiResponse::Success([&](web::api::JsonWriter& w) {
+                        return notifier::WriteAlertmanagersJson(
+                            w, alert_notifier.ActiveAlertmanagers(),
+                            alert_notifier.DroppedAlertmanagers());
+                      }));
+  });
   server.raw().Get(
       "/api/v1/targets", [&all_targets](const httplib::Request& req, httplib::Response& res) {
         res.set_content(scrape::TargetsJson(all_targets(), req.get_param_value("state"),
@@ -408,7 +490,10 @@ int RunServer(const std::vector<std::string>& args) {
   finish();
   reload_stop = true;
   reloader.join();
-  // Stale markers for everything scraped, then the storage closes.
+  // Rules stop first (their last alerts are sent), then stale markers for
+  // everything scraped, then the storage closes.
+  rule_manager.Stop();
+  alert_notifier.Stop();
   if (scraper) scraper->Stop();
   local->Stop();
   LogInfo("server stopped");

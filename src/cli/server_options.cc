@@ -39,6 +39,7 @@ const std::map<std::string, bool>& ServerFlagTable() {
                                                      {"nvml-lib", true},
                                                      {"local.interval", true},
                                                      {"web.config.file", true},
+                                                     {"web.external-url", true},
                                                      {"web.enable-admin-api", false},
                                                      {"web.enable-lifecycle", false},
                                                      {"web.enable-remote-write-receiver", false},
@@ -72,6 +73,7 @@ const char* ServerUsage() {
          "  --query.replica-label    label telling HA replicas apart; series differing only\n"
          "                           in it are merged at query time (repeatable)\n"
          "  --web.config.file        TLS and basic auth (exporter-toolkit web config format)\n"
+         "  --web.external-url       URL users reach the server at (alert generatorURL)\n"
          "  --web.enable-admin-api   serve /api/v1/admin/tsdb/* (delete, snapshot)\n"
          "  --web.enable-lifecycle   serve POST /-/reload and /-/quit\n"
          "  --web.enable-remote-write-receiver  accept remote write on /api/v1/write\n";
@@ -115,6 +117,7 @@ Result<ServerOptions> ParseServerOptions(const Flags& flags) {
   o.seed = flags.Get("seed").value_or(o.seed);
   o.nvml_library = flags.Get("nvml-lib").value_or("");
   o.web_config_file = flags.Get("web.config.file");
+  o.external_url = flags.Get("web.external-url").value_or("");
   o.replica_labels = flags.GetAll("query.replica-label");
   for (const auto& l : o.replica_labels) {
     if (l.empty()) return Status::Error("flag --query.replica-label: empty label name");
@@ -140,6 +143,7 @@ Result<ServerOptions> ParseServerOptions(const Flags& flags) {
       {"query.lookback-delta", ms(o.engine.lookback_delta_ms)},
       {"query.replica-label", replicas},
       {"web.config.file", o.web_config_file.value_or("")},
+      {"web.external-url", o.external_url},
       {"web.enable-admin-api", yes(o.enable_admin_api)},
       {"web.enable-lifecycle", yes(o.enable_lifecycle)},
       {"web.enable-remote-write-receiver", yes(o.enable_remote_write_receiver)},

@@ -27,6 +27,7 @@ struct ServerOptions {
   std::string seed = "1";
   std::string nvml_library;                    // --nvml-lib
   std::optional<std::string> web_config_file;  // --web.config.file: TLS and basic auth
+  std::string external_url;                    // --web.external-url; empty: http://<host>:<port>
   std::vector<std::string> replica_labels;     // --query.replica-label (repeatable)
   bool enable_admin_api = false;               // --web.enable-admin-api
   bool enable_lifecycle = false;               // --web.enable-lifecycle: POST /-/reload
