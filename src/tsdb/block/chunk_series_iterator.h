@@ -42,8 +42,7 @@ class ChunkSeriesIterator : public SeriesIterator {
   // The full range, order and deletion checks for a decoded sample; on
   // kAccept it becomes the current one, on kStop iteration ends.
   Verdict Check(Sample s);
-  // Check, with the inline ordering-only path for plain chunks (inside the
-  // range, nothing deleted).
+  // Check, with the inline ordering-only path for plain chunks.
   Verdict Take(Sample s);
   // The current chunk's iterator stopped: drops the chunk; false when it
   // stopped on an error (recorded in status_, iteration over).
@@ -65,7 +64,11 @@ class ChunkSeriesIterator : public SeriesIterator {
   // inline, so the per-sample path has no virtual call.
   std::unique_ptr<chunkenc::ChunkIterator> cur_;
   int64_t cur_maxt_ = 0;
-  bool cur_plain_ = false;  // chunk inside [mint, maxt] and nothing deleted in it
+  int64_t cur_hi_ = 0;      // min(chunk maxt, maxt)
+  bool cur_clean_ = false;  // nothing deleted in the chunk
+  // Clean, and every sample still to come is at or after mint: samples up
+  // to cur_hi_ need only the ordering check.
+  bool cur_plain_ = false;
   size_t del_pos_ = 0;
   Sample at_;
   bool started_ = false;

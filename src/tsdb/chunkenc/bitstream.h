@@ -98,6 +98,11 @@ class BitReader {
     buf_ = n == 64 ? 0 : buf_ << n;
     avail_ -= n;
   }
+  // Consume for n < 64 (no special case for a full word).
+  void Skip(int n) {
+    buf_ <<= n;
+    avail_ -= n;
+  }
   int available() const { return avail_; }
 
  private:

@@ -12,7 +12,7 @@ namespace gpumon::tsdb::chunkenc {
 
 namespace {
 
-constexpr int kSymbols = 65;  // bit widths 0..64
+constexpr int kSymbols = kHuffmanSymbols;
 
 uint64_t Mask(int width) { return width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1; }
 
@@ -221,22 +221,6 @@ void HuffmanLengths(const uint32_t* counts, uint8_t* lengths) {
   }
 }
 
-// Canonical codes from lengths (DEFLATE's assignment).
-void CanonicalCodes(const uint8_t* lengths, uint32_t* codes) {
-  int count[kMaxCodeLength + 1] = {};
-  for (int s = 0; s < kSymbols; ++s) ++count[lengths[s]];
-  count[0] = 0;
-  uint32_t next[kMaxCodeLength + 1] = {};
-  uint32_t code = 0;
-  for (int l = 1; l <= kMaxCodeLength; ++l) {
-    code = (code + static_cast<uint32_t>(count[l - 1])) << 1;
-    next[l] = code;
-  }
-  for (int s = 0; s < kSymbols; ++s) {
-    if (lengths[s] > 0) codes[s] = next[lengths[s]]++;
-  }
-}
-
 // Residuals relative to base, divided by g > 0, as zigzag values whose bit
 // widths are Huffman-coded.
 struct HuffmanPlan {
@@ -420,7 +404,7 @@ bool IntStreamReader::Init(const uint8_t** p, const uint8_t* end, int n) {
   const uint8_t* q = *p;
   if (q == end) return false;
   const uint8_t header = *q++;
-  order_ = header & 3;
+  order_ = static_cast<int8_t>(header & 3);
   const int kind = (header >> 2) & 3;
   if (kind > static_cast<int>(IntKind::kEqual) || (header & 0xe0) != 0) {
     return false;
@@ -472,11 +456,13 @@ bool IntStreamReader::Init(const uint8_t** p, const uint8_t* end, int n) {
 
 bool IntStreamReader::InitHuffman(const uint8_t* begin, const uint8_t* end) {
   bits_ = BitReader(begin, end);
+  single_width_ = -1;
+  huffman_fast_ = false;
   uint64_t min_w, max_w;
   if (!bits_.ReadBits(7, &min_w) || !bits_.ReadBits(7, &max_w)) return false;
   if (min_w > max_w || max_w >= kSymbols) return false;
   if (min_w == max_w) {
-    single_width_ = static_cast<int>(min_w);
+    single_width_ = static_cast<int8_t>(min_w);
     return true;
   }
   uint8_t lengths[kSymbols] = {};
@@ -495,20 +481,92 @@ bool IntStreamReader::InitHuffman(const uint8_t* begin, const uint8_t* end) {
     if (left < 0) return false;
   }
   if (left == 1 << kMaxCodeLength) return false;  // no symbol at all
-  for (int l = 1; l <= kMaxCodeLength; ++l) {
-    if (length_count[l] > 0) lut_bits_ = l;
-  }
-  uint32_t codes[kSymbols] = {};
-  CanonicalCodes(lengths, codes);
-  std::fill(lut_, lut_ + (1 << lut_bits_), 0);
-  for (int s = 0; s < kSymbols; ++s) {
-    const int l = lengths[s];
-    if (l == 0) continue;
-    const uint32_t first = codes[s] << (lut_bits_ - l);
-    const uint32_t last = (codes[s] + 1) << (lut_bits_ - l);
-    for (uint32_t i = first; i < last; ++i) lut_[i] = static_cast<uint16_t>(s << 4 | l);
-  }
+  table_ = HuffmanTable::Get(static_cast<int>(min_w), static_cast<int>(max_w), lengths);
+  lut_bits_ = static_cast<uint8_t>(table_->lut_bits());
+  longest_symbol_ = static_cast<uint8_t>(table_->longest());
+  huffman_fast_ = table_->fast();
   return true;
+}
+
+bool IntStreamReader::Arithmetic(uint64_t* first, uint64_t* step) const {
+  if (order_ != 1 || kind_ != IntKind::kEqual) return false;
+  *first = first_[0];
+  *step = residuals_ > 0 ? base_ : 0;
+  return true;
+}
+
+template <typename Emit>
+bool IntStreamReader::DecodeHuffman(int count, Emit emit) {
+  // A local copy keeps the bit buffer in registers across the loop.
+  BitReader b = bits_;
+  const int longest = longest_symbol_;
+  const uint32_t* lut = table_->lut();
+  for (int i = 0; i < count; ++i) {
+    // Refills (to at least 57 bits unless the input ends first) only when
+    // the longest symbol might not be buffered: once per several symbols.
+    b.Fill(longest);
+    const uint32_t entry = lut[b.Peek(lut_bits_)];
+    const int total = static_cast<int>(entry & 0xff);
+    if (total > b.available()) return false;  // no such code, or truncated
+    const int width = static_cast<int>(entry >> 16);
+    uint64_t z = static_cast<uint64_t>(width);  // widths 0 and 1 are the values 0 and 1
+    if (width >= 2) {
+      // The mantissa, the low bits of the `total` just peeked, follows
+      // the code; its leading one is implied.
+      z = (b.Peek(total) << (65 - width) >> (65 - width)) | uint64_t{1} << (width - 1);
+    }
+    b.Skip(total);  // total <= 56
+    emit(i, static_cast<uint64_t>(UnZigZag(z)));
+  }
+  bits_ = b;
+  return true;
+}
+
+bool IntStreamReader::SkipHuffman(int count, uint64_t* q) {
+  constexpr int kBits = HuffmanTable::kMultiBits;
+  // Each lookup covers at most kBits symbols (one bit or more each); the
+  // last few go one at a time.
+  if (count >= 4 * kBits) {
+    const uint64_t* multi = table_->MultiSymbol();
+    BitReader b = bits_;
+    uint64_t sum = 0;
+    int left = count;
+    auto take = [&](uint64_t entry) {
+      b.Skip(static_cast<int>((entry >> 8) & 0xff));
+      left -= static_cast<int>(entry & 0xff);
+      sum += static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(entry >> 32)));
+    };
+    while (left >= kBits) {
+      // Two lookups per refill check: with 2 * kBits bits buffered neither
+      // can run past them.
+      while (left >= 2 * kBits && b.Fill(2 * kBits)) {
+        const uint64_t first = multi[b.Peek(kBits)];
+        if (first == HuffmanTable::kNoSymbols) break;
+        take(first);
+        const uint64_t second = multi[b.Peek(kBits)];
+        if (second == HuffmanTable::kNoSymbols) break;
+        take(second);
+      }
+      if (left < kBits) break;
+      b.Fill(kBits);
+      const uint64_t entry = multi[b.Peek(kBits)];
+      if (static_cast<int>((entry >> 8) & 0xff) <= b.available()) {
+        take(entry);
+        continue;
+      }
+      // Near the input's end the symbol-at-a-time path below decides.
+      if (entry != HuffmanTable::kNoSymbols) break;
+      // A symbol longer than kBits (or no code at all): alone.
+      bits_ = b;
+      if (!DecodeHuffman(1, [&](int, uint64_t x) { sum += x; })) return false;
+      b = bits_;
+      --left;
+    }
+    bits_ = b;
+    *q += sum;
+    count = left;
+  }
+  return DecodeHuffman(count, [&](int, uint64_t x) { *q += x; });
 }
 
 uint64_t IntStreamReader::Extract(uint64_t bit, int width) const {
@@ -544,15 +602,21 @@ bool IntStreamReader::ReadResiduals(int count, uint64_t* r) {
     }
     return true;
   }
+  if (huffman_fast_) {
+    const uint64_t base = base_, g = g_;
+    if (!DecodeHuffman(count, [&](int i, uint64_t q) { r[i] = base + g * q; })) return false;
+    residual_ += count;
+    return true;
+  }
   for (int i = 0; i < count; ++i) {
     int width = single_width_;
     if (width < 0) {
       bits_.Fill(56);
-      const uint16_t entry = lut_[bits_.Peek(lut_bits_)];
-      const int length = entry & 15;
+      const uint32_t entry = table_->lut()[bits_.Peek(lut_bits_)];
+      const int length = static_cast<int>((entry >> 8) & 15);
       if (length == 0 || length > bits_.available()) return false;
       bits_.Consume(length);
-      width = entry >> 4;
+      width = static_cast<int>(entry >> 16);
       if (width >= 2 && width - 1 <= bits_.available()) {  // mantissa already buffered
         const uint64_t z = bits_.Peek(width - 1) | uint64_t{1} << (width - 1);
         bits_.Consume(width - 1);
@@ -632,15 +696,21 @@ bool IntStreamReader::SkipResiduals(int count, uint64_t* sum) {
     if (sum != nullptr) *sum += g_ * q;
     return true;
   }
+  if (huffman_fast_) {
+    if (!SkipHuffman(count, &q)) return false;
+    if (sum != nullptr) *sum += g_ * q;
+    residual_ += count;
+    return true;
+  }
   for (int i = 0; i < count; ++i) {
     int width = single_width_;
     if (width < 0) {
       bits_.Fill(56);
-      const uint16_t entry = lut_[bits_.Peek(lut_bits_)];
-      const int length = entry & 15;
+      const uint32_t entry = table_->lut()[bits_.Peek(lut_bits_)];
+      const int length = static_cast<int>((entry >> 8) & 15);
       if (length == 0 || length > bits_.available()) return false;
       bits_.Consume(length);
-      width = entry >> 4;
+      width = static_cast<int>(entry >> 16);
     }
     uint64_t z = width;  // widths 0 and 1 are the values 0 and 1
     if (width >= 2) {
@@ -656,9 +726,14 @@ bool IntStreamReader::SkipResiduals(int count, uint64_t* sum) {
 
 bool IntStreamReader::Skip(int count) {
   int64_t scratch[kMiniblock];
-  // The leading values and order 2 (each value needs the running delta) are
-  // decoded as usual.
-  while (count > 0 && (emitted_ < Leading(order_) || order_ == 2)) {
+  // The leading value of orders 1 and 3 is read as usual; order 2 is decoded
+  // throughout (each value needs the running delta).
+  if (order_ != 2) {
+    for (; count > 0 && emitted_ < Leading(order_); --count) {
+      if (!Read(1, scratch)) return false;
+    }
+  }
+  while (count > 0 && order_ == 2) {
     const int take = std::min(count, kMiniblock);
     if (!Read(take, scratch)) return false;
     count -= take;

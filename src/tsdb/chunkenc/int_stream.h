@@ -24,10 +24,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
 #include "tsdb/chunkenc/bitstream.h"
+#include "tsdb/chunkenc/huffman_table.h"
 
 namespace gpumon::tsdb::chunkenc {
 
@@ -37,7 +39,6 @@ inline constexpr int kMaxOrder = 2;  // highest difference order
 // (v[i] - v0 - i * step), for timestamps with jitter around a fixed
 // interval, where deltas would double the jitter.
 inline constexpr int kLinear = 3;
-inline constexpr int kMaxCodeLength = 8;  // codes decode by one table lookup
 
 enum class IntKind : uint8_t { kFor = 0, kHuffman = 1, kEqual = 2 };
 
@@ -65,26 +66,45 @@ class IntStreamReader {
   // depend on (orders 0 and 3) are stepped over, order 1 only sums them.
   bool Skip(int count);
 
+  // True when the values are first + i * step for i = 0.. (a kEqual stream
+  // of order 1: regular scrape times), so the i-th is known without
+  // decoding. The step is 0 for a single value. Modulo 2^64 like Read.
+  bool Arithmetic(uint64_t* first, uint64_t* step) const;
+
   int order() const { return order_; }
   IntKind kind() const { return kind_; }
 
  private:
   bool InitHuffman(const uint8_t* begin, const uint8_t* end);
+  // Decodes `count` Huffman-coded values with one table lookup each and
+  // hands each one's signed quotient to emit(i, q); needs huffman_fast_.
+  template <typename Emit>
+  bool DecodeHuffman(int count, Emit emit);
+  // Steps over `count` Huffman-coded values several at a time (the
+  // multi-symbol table), adding their quotients to *q; needs huffman_fast_.
+  bool SkipHuffman(int count, uint64_t* q);
   bool ReadResiduals(int count, uint64_t* r);
   // Steps over `count` residuals; with `sum`, adds their total to it.
   bool SkipResiduals(int count, uint64_t* sum);
   uint64_t Extract(uint64_t bit, int width) const;
 
-  int order_ = 0;
-  IntKind kind_ = IntKind::kFor;
-  int emitted_ = 0;  // values returned so far
-  int residuals_ = 0;
-  int residual_ = 0;  // residuals returned so far
+  // Ordered to pack: a packed chunk's iterator holds two readers and stays
+  // small enough for the allocator's fast path.
   uint64_t first_[2] = {0, 0};
   uint64_t base_ = 0;
   uint64_t g_ = 0;
   uint64_t prev_ = 0;
   uint64_t prev_delta_ = 0;
+  int emitted_ = 0;  // values returned so far
+  int residuals_ = 0;
+  int residual_ = 0;  // residuals returned so far
+  int8_t order_ = 0;
+  IntKind kind_ = IntKind::kFor;
+  // kHuffman (see below)
+  int8_t single_width_ = -1;    // >= 0: one symbol, zero-length code
+  uint8_t lut_bits_ = 0;        // the longest code
+  uint8_t longest_symbol_ = 0;  // code plus mantissa bits
+  bool huffman_fast_ = false;   // table_->fast()
 
   // kFor
   const uint8_t* widths_ = nullptr;
@@ -92,12 +112,9 @@ class IntStreamReader {
   const uint8_t* end_ = nullptr;
   uint64_t bit_ = 0;  // read position in data_
 
-  // kHuffman: the next lut_bits_ bits (the longest code) index lut_, whose
-  // entries are width << 4 | code length (0: no code starts with them).
+  // kHuffman: the next lut_bits_ bits index table_->lut().
   BitReader bits_;
-  int single_width_ = -1;  // >= 0: one symbol, zero-length code
-  int lut_bits_ = 0;
-  uint16_t lut_[1 << kMaxCodeLength];
+  std::shared_ptr<const HuffmanTable> table_;
 };
 
 }  // namespace gpumon::tsdb::chunkenc

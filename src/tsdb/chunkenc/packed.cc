@@ -180,9 +180,9 @@ struct Parsed {
   const uint8_t* end = nullptr;
   uint64_t const_bits = 0;
   int exceptions = 0;
+  int scale = 0;
   const uint8_t* exception_data = nullptr;
   IntStreamReader ints;
-  int scale = 0;
 };
 
 Status Parse(std::span<const uint8_t> chunk, Parsed* out) {
@@ -249,6 +249,7 @@ class PackedIterator final : public ChunkIterator {
     if (c_.value_mode == kValueXor) reader_ = BitReader(c_.values, c_.end);
     exception_ptr_ = c_.exception_data;
     NextException();
+    arithmetic_ = Arithmetic();
   }
 
  protected:
@@ -293,11 +294,22 @@ class PackedIterator final : public ChunkIterator {
     return take;
   }
 
-  // Decodes timestamps only, block by block, and steps the value column
-  // over every block that ends before t; the first block reaching t is left
-  // pending for Fill.
+  // Steps the value column over the samples before t. Regular timestamps
+  // (first + i * step) give the index of the first sample at or after t
+  // directly; otherwise timestamps are decoded block by block and the
+  // first block reaching t is left pending for Fill.
   void SkipBefore(int64_t t) override {
     if (pending_ > 0 || failed()) return;
+    if (arithmetic_) {
+      const int skip = FirstAtOrAfter(t) - decoded_;
+      if (skip <= 0) return;
+      // The timestamp column is not read again (ReadTimestamps computes
+      // regular times), so only the value column moves.
+      if (!SkipValues(skip)) return;
+      decoded_ += skip;
+      last_t_ = static_cast<int64_t>(first_t_ + step_t_ * static_cast<uint64_t>(decoded_ - 1));
+      return;
+    }
     while (decoded_ < c_.n) {
       const int take = std::min(kBlock, c_.n - decoded_);
       if (!ReadTimestamps(take)) return;
@@ -311,7 +323,36 @@ class PackedIterator final : public ChunkIterator {
   }
 
  private:
+  // Whether the timestamps are first + i * step with step > 0 and the last
+  // one within int64: then they increase, so they need no decoding to be
+  // checked or searched.
+  bool Arithmetic() {
+    if (!c_.ts.Arithmetic(&first_t_, &step_t_)) return false;
+    if (c_.n == 1) return true;
+    const int64_t step = static_cast<int64_t>(step_t_);
+    int64_t span, last;
+    return step > 0 && !__builtin_mul_overflow(step, int64_t{c_.n - 1}, &span) &&
+           !__builtin_add_overflow(static_cast<int64_t>(first_t_), span, &last);
+  }
+
+  // The index of the first sample with time >= t (n when there is none);
+  // only for arithmetic timestamps.
+  int FirstAtOrAfter(int64_t t) const {
+    const int64_t first = static_cast<int64_t>(first_t_);
+    if (t <= first) return 0;
+    if (c_.n == 1) return 1;
+    const uint64_t offset = static_cast<uint64_t>(t) - first_t_;  // exact: t > first
+    const uint64_t index = offset / step_t_ + (offset % step_t_ != 0 ? 1 : 0);
+    return index >= static_cast<uint64_t>(c_.n) ? c_.n : static_cast<int>(index);
+  }
+
   bool ReadTimestamps(int take) {
+    if (arithmetic_) {  // checked to increase by Arithmetic()
+      uint64_t t = first_t_ + step_t_ * static_cast<uint64_t>(decoded_);
+      for (int j = 0; j < take; ++j, t += step_t_) ts_[j] = static_cast<int64_t>(t);
+      last_t_ = ts_[take - 1];
+      return true;
+    }
     if (!c_.ts.Read(take, ts_)) return Fail("bad timestamp column");
     for (int j = 0; j < take; ++j) {
       if (ts_[j] <= last_t_ && decoded_ + j > 0) {
@@ -355,17 +396,21 @@ class PackedIterator final : public ChunkIterator {
     ++exceptions_read_;
   }
 
+  // Ordered to pack (see IntStreamReader).
   Parsed c_;
   BitReader reader_;
   uint64_t prev_bits_ = 0;
-  XorWindow window_;
   const uint8_t* exception_ptr_ = nullptr;
+  uint64_t exception_bits_ = 0;
+  uint64_t first_t_ = 0;
+  uint64_t step_t_ = 0;
+  int64_t last_t_ = 0;
   int exceptions_read_ = 0;
   int next_exception_ = -1;
-  uint64_t exception_bits_ = 0;
   int decoded_ = 0;  // samples decoded so far
   int pending_ = 0;  // timestamps of the next block already in ts_
-  int64_t last_t_ = 0;
+  XorWindow window_;
+  bool arithmetic_ = false;
 };
 
 }  // namespace

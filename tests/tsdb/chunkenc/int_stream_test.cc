@@ -123,6 +123,41 @@ TEST(IntStreamTest, SkipThenReadMatchesFullRead) {
   }
 }
 
+// Huffman streams of small steps with spikes of 12 to 40 bits: long
+// skips step over several short symbols per table lookup and over the
+// spikes, longer than one lookup covers, one at a time. Every skip length
+// and start must land where reading does.
+TEST(IntStreamTest, HuffmanSkipOverShortAndLongSymbols) {
+  std::mt19937_64 rng(9);
+  std::vector<int64_t> v;
+  int64_t x = 0;
+  for (int i = 0; i < 3000; ++i) {
+    const uint64_t r = rng() % 64;
+    x += r < 40 ? 0 : (r < 50 ? 1 : (r < 60 ? -1 : (r < 63 ? 3 : 0)));
+    if (r == 63) x += static_cast<int64_t>(rng() % (uint64_t{1} << (12 + rng() % 28)));
+    v.push_back(x);
+  }
+  const int n = static_cast<int>(v.size());
+  for (int order : {0, 1, kLinear}) {
+    std::vector<uint8_t> bytes;
+    EncodeIntStream(v, order, IntKind::kHuffman, bytes);
+    for (int start : {0, 1, 5, 77}) {
+      for (int skip : {43, 44, 45, 100, 257, 1000, n - start - 1}) {
+        IntStreamReader reader;
+        const uint8_t* p = bytes.data();
+        ASSERT_TRUE(reader.Init(&p, bytes.data() + bytes.size(), n));
+        ASSERT_EQ(reader.kind(), IntKind::kHuffman);
+        std::vector<int64_t> got(static_cast<size_t>(n));
+        ASSERT_TRUE(reader.Read(start, got.data()));
+        ASSERT_TRUE(reader.Skip(skip));
+        ASSERT_TRUE(reader.Read(1, got.data()));
+        ASSERT_EQ(got[0], v[static_cast<size_t>(start + skip)])
+            << "order " << order << " start " << start << " skip " << skip;
+      }
+    }
+  }
+}
+
 TEST(IntStreamTest, BestIsTheSmallest) {
   for (const auto& values : Sequences()) {
     std::vector<uint8_t> best;
