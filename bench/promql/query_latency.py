@@ -321,8 +321,10 @@ def main():
              "--storage.tsdb.retention.time=100y"], name="prometheus")
         children.append(prom)
         gm_port = bench_util.free_port()
-        gm = bench_util.Child([args.gpumon, "server", "--data", gm_dir, "--listen",
-                               f"127.0.0.1:{gm_port}"], name="gpumon server")
+        # Retention as Prometheus's above: the server also stores its own
+        # metrics (now), and the history is years old.
+        gm = bench_util.Child([args.gpumon, "server", "--data", gm_dir, "--retention", "100y",
+                               "--listen", f"127.0.0.1:{gm_port}"], name="gpumon server")
         children.append(gm)
         prom.wait_http(f"http://127.0.0.1:{prom_port}/-/ready", timeout=300)
         gm.wait_http(f"http://127.0.0.1:{gm_port}/api/v1/query?query=1", timeout=300)

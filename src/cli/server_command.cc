@@ -27,11 +27,13 @@
 #include "notifier/alertmanagers_json.h"
 #include "notifier/notifier.h"
 #include "promql/engine.h"
+#include "remote/queue/write_storage.h"
 #include "remote/receiver.h"
 #include "rules/manager.h"
 #include "rules/rules_api.h"
 #include "scrape/config.h"
 #include "scrape/manager.h"
+#include "scrape/target_metadata.h"
 #include "scrape/targets_json.h"
 #include "selfmon/process_metrics.h"
 #include "selfmon/registry.h"
@@ -89,6 +91,23 @@ class InstrumentedBackend : public web::api::StorageBackend {
   InstrumentedBackend(promql::Queryable q, promql::Engine& engine, HeadFn head)
       : StorageBackend(std::move(q), engine, std::move(head)) {}
   void set_metrics(selfmon::ServerMetrics* m) { metrics_ = m; }
+  // Where /api/v1/metadata's families come from (the scrape targets).
+  void set_metadata(std::function<std::vector<scrape::TargetMetadata>()> f) {
+    metadata_ = std::move(f);
+  }
+
+  std::map<std::string, std::vector<web::api::MetricMetadata>> Metadata(
+      const std::string& metric) override {
+    std::map<std::string, std::vector<web::api::MetricMetadata>> out;
+    if (!metadata_) return out;
+    auto merged = scrape::MergeMetricMetadata(metadata_(), {.metric = metric});
+    if (!merged.ok()) return out;
+    for (auto& [name, values] : *merged) {
+      auto& list = out[name];
+      for (auto& v : values) list.push_back({v.type, v.help, v.unit});
+    }
+    return out;
+  }
 
   promql::QueryResult InstantQuery(const promql::Expr& expr, int64_t ts_ms,
                                    const promql::QueryOptions& o) override {
@@ -114,6 +133,7 @@ class InstrumentedBackend : public web::api::StorageBackend {
     return r;
   }
   selfmon::ServerMetrics* metrics_ = nullptr;
+  std::function<std::vector<scrape::TargetMetadata>()> metadata_;
 };
 
 selfmon::TsdbStatsView TsdbView(tsdb::db::DB& db) {
@@ -266,6 +286,43 @@ int RunServer(const std::vector<std::string>& args) {
   hooks.data_dir = opts->data;
   backend.SetAdminHooks(std::move(hooks));
 
+  // Everything committed (scrapes, rule results, local collection, remote
+  // write received) also goes to the remote_write queues, when there are any.
+  // Options built apart: g++ 12 -O3 misreads the defaulted temporary as
+  // maybe-uninitialized.
+  remote::WriteStorageOptions remote_options;
+  remote::WriteStorage remote_storage(opts->data + "/remote-write", std::move(remote_options));
+  if (config) {
+    if (Status s = remote_storage.ApplyConfig(config->remote_write, config->global.external_labels);
+        !s.ok()) {
+      finish();
+      std::cerr << "gpumon server: " << config->file << ": " << s.message() << "\n";
+      return 2;
+    }
+  }
+  scrape::AppenderFactory appender =
+      remote_storage.Wrap(scrape::HeadAppenderFactory([dbp] { return dbp->Appender(); }));
+
+  // Rules evaluate over the raw data (not the replica-deduplicated view)
+  // and hand their alerts to the notifier.
+  notifier::Notifier alert_notifier;
+  rules::RuleManagerOptions rule_opts;
+  rule_opts.engine = &engine;
+  rule_opts.queryable = [dbp](int64_t mint, int64_t maxt) { return dbp->NewQuerier(mint, maxt); };
+  rule_opts.appender = appender;
+  rule_opts.external_url = opts->external_url.empty()
+                               ? "http://" + LocalHostname() + ":" + std::to_string(server.port())
+                               : opts->external_url;
+  rule_opts.notify = [&alert_notifier](const std::vector<rules::Alert>& alerts) {
+    std::vector<notifier::Alert> out;
+    out.reserve(alerts.size());
+    for (const auto& a : alerts) {
+      out.push_back({a.labels, a.annotations, a.starts_at_ms, a.ends_at_ms, a.generator_url});
+    }
+    alert_notifier.Send(std::move(out));
+  };
+  rules::RuleManager rule_manager(std::move(rule_opts));
+
   // Self-monitoring: gpumon_* and process_* metrics, served on /metrics
   // and collected into the TSDB like any target.
   selfmon::Registry registry;
@@ -299,6 +356,61 @@ int RunServer(const std::vector<std::string>& args) {
       return v;
     };
   }
+  sources.notifier = [&alert_notifier] {
+    const notifier::Stats st = alert_notifier.stats();
+    selfmon::NotifierStatsView v;
+    for (const auto& [url, am] : st.by_alertmanager) {
+      v.alertmanagers.push_back({.url = url,
+                                 .sent_total = static_cast<double>(am.sent),
+                                 .errors_total = static_cast<double>(am.errors)});
+    }
+    v.dropped_total = static_cast<double>(st.dropped);
+    v.queue_length = static_cast<double>(st.queue_length);
+    v.queue_capacity = static_cast<double>(st.queue_capacity);
+    v.alertmanagers_discovered = static_cast<double>(st.alertmanagers_discovered);
+    return v;
+  };
+  sources.remote_write = [&remote_storage] {
+    selfmon::RemoteWriteStatsView v;
+    double highest = 0;
+    for (const auto& q : remote_storage.Stats()) {
+      selfmon::RemoteQueueView qv;
+      qv.remote_name = q.name;
+      qv.url = q.url;
+      qv.samples_total = static_cast<double>(q.samples_sent);
+      qv.samples_failed_total = static_cast<double>(q.samples_failed);
+      qv.samples_retried_total = static_cast<double>(q.samples_retried);
+      qv.samples_dropped_total =
+          static_cast<double>(q.samples_dropped_relabel + q.samples_dropped_size +
+                              q.samples_dropped_age + q.samples_dropped_disk_error);
+      qv.samples_pending = static_cast<double>(q.samples_pending);
+      qv.shards = static_cast<double>(q.shards);
+      qv.bytes_total = static_cast<double>(q.bytes_sent);
+      qv.queue_highest_sent_timestamp_seconds =
+          static_cast<double>(q.highest_sent_timestamp_ms) / 1000;
+      highest = std::max(highest, static_cast<double>(q.highest_appended_timestamp_ms) / 1000);
+      v.queues.push_back(std::move(qv));
+    }
+    if (!v.queues.empty()) v.highest_timestamp_in_seconds = highest;
+    return v;
+  };
+  sources.rules = [&rule_manager] {
+    selfmon::RulesStatsView v;
+    for (const auto& g : rule_manager.Groups()) {
+      selfmon::RuleGroupView gv;
+      gv.name = g->file() + ";" + g->name();
+      gv.interval_seconds = static_cast<double>(g->interval_ms()) / 1000;
+      gv.rules = static_cast<double>(g->rules().size());
+      gv.evaluations_total = static_cast<double>(g->evaluations_total());
+      gv.evaluation_failures_total = static_cast<double>(g->evaluation_failures_total());
+      gv.last_duration_seconds = g->evaluation_seconds();
+      if (g->last_evaluation_ms() > 0) {
+        gv.last_evaluation_timestamp_seconds = static_cast<double>(g->last_evaluation_ms()) / 1000;
+      }
+      v.groups.push_back(std::move(gv));
+    }
+    return v;
+  };
   auto server_metrics = selfmon::RegisterServerMetrics(registry, sources);
   if (!server_metrics.ok()) {
     finish();
@@ -319,8 +431,6 @@ int RunServer(const std::vector<std::string>& args) {
   info.storage_retention = opts->effective_flags["retention"];
   info.flags = opts->effective_flags;
   if (config) info.config_yaml = config->yaml;
-
-  scrape::AppenderFactory appender = scrape::HeadAppenderFactory([dbp] { return dbp->Appender(); });
 
   // Scraping (--config) or the local node in-process; the server's own
   // metrics are collected either way.
@@ -349,35 +459,18 @@ int RunServer(const std::vector<std::string>& args) {
   local = std::move(*started);
   if (!config) LogInfo("local collection: " + local->description());
 
-  // Rules evaluate over the raw data (not the replica-deduplicated view)
-  // and hand their alerts to the notifier.
-  notifier::Notifier alert_notifier;
-  rules::RuleManagerOptions rule_opts;
-  rule_opts.engine = &engine;
-  rule_opts.queryable = [dbp](int64_t mint, int64_t maxt) { return dbp->NewQuerier(mint, maxt); };
-  rule_opts.appender = appender;
-  rule_opts.external_url = opts->external_url.empty()
-                               ? "http://" + LocalHostname() + ":" + std::to_string(server.port())
-                               : opts->external_url;
-  rule_opts.notify = [&alert_notifier](const std::vector<rules::Alert>& alerts) {
-    std::vector<notifier::Alert> out;
-    out.reserve(alerts.size());
-    for (const auto& a : alerts) {
-      out.push_back({a.labels, a.annotations, a.starts_at_ms, a.ends_at_ms, a.generator_url});
-    }
-    alert_notifier.Send(std::move(out));
-  };
-  rules::RuleManager rule_manager(std::move(rule_opts));
   // Rules and alerting of a configuration; a failure leaves the running
   // ones in place and is returned.
+  // Rule files first: they are what a reload most often finds broken, and
+  // nothing else has changed yet when they are refused.
   auto apply_rules = [&](const scrape::Config& c) -> Status {
-    if (Status s = alert_notifier.ApplyConfig(c.alerting, c.global.external_labels); !s.ok()) {
-      return s.WithContext("alerting");
-    }
     if (Status s = rule_manager.Update(c.global.evaluation_interval_ms, c.rule_files,
                                        c.global.external_labels);
         !s.ok()) {
       return s.WithContext("rule_files");
+    }
+    if (Status s = alert_notifier.ApplyConfig(c.alerting, c.global.external_labels); !s.ok()) {
+      return s.WithContext("alerting");
     }
     return Status::Ok();
   };
@@ -401,18 +494,18 @@ int RunServer(const std::vector<std::string>& args) {
   auto reload = [&]() -> Status {
     std::lock_guard<std::mutex> lock(reload_mu);
     if (!config) return Status::Error("no --config file to reload");
-    auto next = scrape::LoadConfig(config->file);
-    if (!next.ok()) {
-      last_reload_ok = 0;
-      LogError("reloading " + config->file +
-               " failed, keeping the running configuration: " + next.status().message());
-      return next.status();
-    }
-    if (Status s = apply_rules(*next); !s.ok()) {
+    auto refuse = [&](const Status& s) {
       last_reload_ok = 0;
       LogError("reloading " + config->file +
                " failed, keeping the running configuration: " + s.message());
       return s;
+    };
+    auto next = scrape::LoadConfig(config->file);
+    if (!next.ok()) return refuse(next.status());
+    if (Status s = apply_rules(*next); !s.ok()) return refuse(s);
+    if (Status s = remote_storage.ApplyConfig(next->remote_write, next->global.external_labels);
+        !s.ok()) {
+      return refuse(s.WithContext("remote_write"));
     }
     scraper->ApplyConfig(*next);
     last_reload_ok = 1;
@@ -444,6 +537,27 @@ int RunServer(const std::vector<std::string>& args) {
                                              .enable_admin = opts->enable_admin_api,
                                              .federate = &federate});
   rules::RegisterRuleRoutes(server.raw(), rule_manager);
+  auto all_metadata = [&scraper] {
+    return scraper ? scraper->Metadata() : std::vector<scrape::TargetMetadata>{};
+  };
+  backend.set_metadata(all_metadata);
+  server.raw().Get("/api/v1/targets/metadata", [&all_metadata](const httplib::Request& req,
+                                                               httplib::Response& res) {
+    auto json = scrape::TargetMetadataJson(all_metadata(),
+                                           {.match_target = req.get_param_value("match_target"),
+                                            .metric = req.get_param_value("metric"),
+                                            .limit = req.get_param_value("limit")});
+    if (!json.ok()) {
+      web::api::Respond(
+          req, res,
+          web::api::ApiResponse::Failure({web::api::ErrorKind::kBadData, json.status().message()}));
+      return;
+    }
+    web::api::Respond(
+        req, res, web::api::ApiResponse::Success([j = std::move(*json)](web::api::JsonWriter& w) {
+          return w.Raw(j, rapidjson::kArrayType);
+        }));
+  });
   if (opts->enable_remote_write_receiver) {
     // Bounded request bodies: a remote-write request is a few MiB at most.
     server.raw().set_payload_max_length(64 << 20);
@@ -457,12 +571,18 @@ int RunServer(const std::vector<std::string>& args) {
                             alert_notifier.DroppedAlertmanagers());
                       }));
   });
-  server.raw().Get(
-      "/api/v1/targets", [&all_targets](const httplib::Request& req, httplib::Response& res) {
-        res.set_content(scrape::TargetsJson(all_targets(), req.get_param_value("state"),
-                                            req.get_param_value("scrapePool")),
-                        "application/json");
-      });
+  server.raw().Get("/api/v1/targets", [&](const httplib::Request& req, httplib::Response& res) {
+    std::vector<scrape::DroppedTargetSnapshot> dropped;
+    std::map<std::string, size_t> counts;
+    if (scraper) {
+      dropped = scraper->DroppedTargets();
+      counts = scraper->DroppedTargetCounts();
+    }
+    res.set_content(
+        scrape::TargetsJson(all_targets(), dropped, counts, req.get_param_value("state"),
+                            req.get_param_value("scrapePool")),
+        "application/json");
+  });
   auto generation = std::make_shared<std::atomic<uint64_t>>(0);
   web::MetricsEndpoint self_endpoint([generation] { return ++*generation; }, render_self);
   server.raw().Get("/metrics",
@@ -470,17 +590,28 @@ int RunServer(const std::vector<std::string>& args) {
                      web::HttpServer::ServeMetrics(self_endpoint, req, res);
                    });
   if (opts->enable_lifecycle) {
-    auto reload_route = [&reload](const httplib::Request&, httplib::Response& res) {
+    // A POST without Content-Length or Transfer-Encoding has an empty body
+    // (RFC 9112 6.3), as `curl -X POST` sends it; reading the body only when
+    // one is announced keeps the server from waiting for the client to close.
+    auto drain = [](const httplib::Request& req, const httplib::ContentReader& body) {
+      if (req.has_header("Content-Length") || req.has_header("Transfer-Encoding")) {
+        body([](const char*, size_t) { return true; });
+      }
+    };
+    auto reload_route = [&reload, drain](const httplib::Request& req, httplib::Response& res,
+                                         const httplib::ContentReader& body) {
+      drain(req, body);
       Status s = reload();
       res.status = s.ok() ? 200 : 500;
       res.set_content(s.ok() ? "" : "failed to reload config: " + s.message() + "\n", "text/plain");
     };
     server.raw().Post("/-/reload", reload_route);
     server.raw().Put("/-/reload", reload_route);
-    server.raw().Post("/-/quit", [srv](const httplib::Request&, httplib::Response& res) {
+    server.raw().Post("/-/quit", [drain](const httplib::Request& req, httplib::Response& res,
+                                         const httplib::ContentReader& body) {
+      drain(req, body);
       res.set_content("Requesting termination... Goodbye!\n", "text/plain");
       ::kill(::getpid(), SIGTERM);
-      (void)srv;
     });
   }
 
@@ -496,6 +627,7 @@ int RunServer(const std::vector<std::string>& args) {
   alert_notifier.Stop();
   if (scraper) scraper->Stop();
   local->Stop();
+  remote_storage.Stop();  // unsent samples stay queued on disk
   LogInfo("server stopped");
   return 0;
 }

@@ -12,6 +12,10 @@ Result<int64_t> DurationFlag(const Flags& flags, const std::string& name, int64_
                              bool allow_zero) {
   auto text = flags.Get(name);
   if (!text) return fallback;
+  if (*text == "0") {  // "0" needs no unit, as in Prometheus
+    if (!allow_zero) return Status::Error("flag --" + name + ": must be greater than 0");
+    return int64_t{0};
+  }
   auto d = ParseDuration(*text);
   if (!d.ok()) return Status::Error("flag --" + name + ": " + d.status().message());
   if (d->count() < 0 || (!allow_zero && d->count() == 0)) {

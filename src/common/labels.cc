@@ -25,9 +25,15 @@ Labels Labels::FromUnsorted(std::vector<Label> labels) {
 Labels Labels::FromSorted(std::vector<Label> labels) {
   Labels l;
   if (labels.empty()) return l;
-  uint64_t hash = HashOf(labels);
-  l.rep_ = std::make_shared<const Rep>(Rep{std::move(labels), hash});
+  l.rep_ = std::make_shared<const Rep>(std::move(labels));
   return l;
+}
+
+uint64_t Labels::ComputeHash() const {
+  const uint64_t h = HashOf(rep_->items);
+  rep_->hash.store(h, std::memory_order_relaxed);
+  rep_->hashed.store(true, std::memory_order_release);
+  return h;
 }
 
 const std::vector<Label>& Labels::EmptyItems() {

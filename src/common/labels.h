@@ -6,9 +6,12 @@
 // its storage between copies, so copying one (the query engine does, per
 // sample) costs a reference count, not an allocation per label. Comparison is lexicographic over
 // the pairs, the order Prometheus uses. Hash() is stable across runs and platforms (it is written
-// to disk), xxhash-like quality is not required, only stability.
+// to disk), xxhash-like quality is not required, only stability. The hash is computed on the first
+// Hash() call and kept with the shared storage (safe from any thread), so label sets that are
+// never hashed (most series a query reads) never pay for it.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
@@ -47,21 +50,40 @@ class Labels {
   std::string_view Get(std::string_view name) const;
   bool Has(std::string_view name) const;
 
-  // Computed once when the value is built.
-  uint64_t Hash() const { return rep_ ? rep_->hash : EmptyHash(); }
+  // Computed on first use, then cached in the shared storage.
+  uint64_t Hash() const {
+    if (!rep_) return EmptyHash();
+    if (rep_->hashed.load(std::memory_order_acquire)) {
+      return rep_->hash.load(std::memory_order_relaxed);
+    }
+    return ComputeHash();
+  }
   // {__name__="x", a="b"} rendered as x{a="b"}.
   std::string ToString() const;
 
+  // Uses the hashes only when both are known: hashing just to compare would
+  // read every byte anyway.
   bool operator==(const Labels& o) const {
-    return rep_ == o.rep_ || (Hash() == o.Hash() && items() == o.items());
+    if (rep_ == o.rep_) return true;
+    if (rep_ && o.rep_ && rep_->hashed.load(std::memory_order_acquire) &&
+        o.rep_->hashed.load(std::memory_order_acquire) &&
+        rep_->hash.load(std::memory_order_relaxed) !=
+            o.rep_->hash.load(std::memory_order_relaxed)) {
+      return false;
+    }
+    return items() == o.items();
   }
   std::strong_ordering operator<=>(const Labels& o) const { return items() <=> o.items(); }
 
  private:
   struct Rep {
+    explicit Rep(std::vector<Label> l) : items(std::move(l)) {}
     std::vector<Label> items;
-    uint64_t hash = 0;
+    // Racing first Hash() calls store the same value; `hashed` publishes it.
+    mutable std::atomic<uint64_t> hash{0};
+    mutable std::atomic<bool> hashed{false};
   };
+  uint64_t ComputeHash() const;
   static const std::vector<Label>& EmptyItems();
   static uint64_t HashOf(const std::vector<Label>& items);
   static uint64_t EmptyHash();

@@ -63,7 +63,9 @@ void Group::Eval(int64_t ts) {
       rule.SetEvaluation(started, d.count());
     };
     auto res = rule.Eval(ctx, ts);
+    evaluations_.fetch_add(1, std::memory_order_relaxed);
     if (!res.ok()) {
+      failures_.fetch_add(1, std::memory_order_relaxed);
       rule.SetHealth(RuleHealth::kBad, res.status().message());
       LogWarn("rules: evaluating rule \"" + rule.name() + "\" of group \"" + opts_.name +
               "\" failed: " + res.status().message());

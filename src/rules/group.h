@@ -22,6 +22,7 @@
 //   group should restore, missed intervals skipped. Stop() joins it.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -92,6 +93,10 @@ class Group {
   // Wall-clock start and duration of the last evaluation.
   int64_t last_evaluation_ms() const;
   double evaluation_seconds() const;
+  // Rule evaluations run and failed since the group was created (as
+  // Prometheus's rule_evaluations_total / rule_evaluation_failures_total).
+  uint64_t evaluations_total() const { return evaluations_.load(std::memory_order_relaxed); }
+  uint64_t evaluation_failures_total() const { return failures_.load(std::memory_order_relaxed); }
 
   void Start();
   void Stop();
@@ -105,7 +110,9 @@ class Group {
   GroupOptions opts_;
   std::vector<std::unique_ptr<Rule>> rules_;
   const GroupDeps* deps_;
-  std::mutex eval_mu_;                      // one evaluation at a time
+  std::mutex eval_mu_;  // one evaluation at a time
+  std::atomic<uint64_t> evaluations_{0};
+  std::atomic<uint64_t> failures_{0};
   std::vector<std::set<Labels>> previous_;  // per rule
   std::vector<Labels> stale_;               // to mark at the next Eval
 

@@ -156,7 +156,8 @@ class Reader {
     lhs = std::move(r_).value();      \
   } while (0)
 
-// Service discovery mechanisms Prometheus has and gpumon does not.
+// Service discovery mechanisms Prometheus has and gpumon does not (dns,
+// http, consul and kubernetes are implemented for scrape jobs only).
 const std::set<std::string> kUnsupportedSdFields = {
     "kubernetes_sd_configs", "consul_sd_configs",       "dns_sd_configs",
     "ec2_sd_configs",        "gce_sd_configs",          "azure_sd_configs",
@@ -466,6 +467,307 @@ Status ParseFileSdConfigs(const Reader& r, const YAML::Node& v, const std::strin
   });
 }
 
+// Whether a URL is absolute http(s) with a host, as Prometheus requires of
+// discovery endpoints.
+Status CheckHttpUrl(const Reader& r, const YAML::Node& node, const std::string& field,
+                    const std::string& url) {
+  const size_t sep = url.find("://");
+  const std::string scheme = sep == std::string::npos ? "" : url.substr(0, sep);
+  if (scheme != "http" && scheme != "https") {
+    return r.Error(node, field, "URL scheme must be 'http' or 'https'");
+  }
+  const std::string rest = url.substr(sep + 3);
+  if (rest.empty() || rest[0] == '/' || rest[0] == '?' || rest[0] == '#') {
+    return r.Error(node, field, "host is missing in URL");
+  }
+  return Status::Ok();
+}
+
+// Parses a list of SD configs whose entries take the inline HTTP client
+// fields besides their own (`own`); `fn` handles the own fields and
+// `check` validates one entry once read.
+template <typename T>
+Status ParseSdList(
+    const Reader& r, const YAML::Node& v, const std::string& field,
+    const std::set<std::string>& own, std::vector<T>& out,
+    const std::function<Status(T&, const std::string&, const YAML::Node&, const std::string&)>& fn,
+    const std::function<Status(T&, const YAML::Node&, const std::string&, SeenFields&,
+                               SeenFields&)>& check) {
+  return r.Each<T>(v, field, [&](const YAML::Node& n, const std::string& p) -> Status {
+    T c;
+    std::set<std::string> known = own;
+    known.insert(kHttpClientFields.begin(), kHttpClientFields.end());
+    known.insert(kUnsupportedHttpFields.begin(), kUnsupportedHttpFields.end());
+    SeenFields seen, http_seen;
+    Status s = r.Fields(n, p, known,
+                        [&](const std::string& key, const YAML::Node& fv, const std::string& f) {
+                          seen[key] = fv;
+                          if (kHttpClientFields.count(key) || kUnsupportedHttpFields.count(key)) {
+                            return ParseHttpClientField(r, key, fv, f, c.http, http_seen);
+                          }
+                          return fn(c, key, fv, f);
+                        });
+    if (!s.ok()) return s;
+    if (Status e = check(c, n, p, seen, http_seen); !e.ok()) return e;
+    if (Status e = ValidateHttpClient(r, p, c.http, http_seen); !e.ok()) return e;
+    out.push_back(std::move(c));
+    return Status::Ok();
+  });
+}
+
+std::string Upper(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  return s;
+}
+
+Status ParseDnsSdConfigs(const Reader& r, const YAML::Node& v, const std::string& field,
+                         std::vector<DnsSdConfig>& out) {
+  return r.Each<DnsSdConfig>(v, field, [&](const YAML::Node& n, const std::string& p) -> Status {
+    DnsSdConfig c;
+    SeenFields seen;
+    Status s =
+        r.Fields(n, p, {"names", "refresh_interval", "type", "port"},
+                 [&](const std::string& k, const YAML::Node& fv, const std::string& f) -> Status {
+                   seen[k] = fv;
+                   if (k == "names") GPUMON_ASSIGN(c.names, r.Strings(fv, f));
+                   if (k == "refresh_interval")
+                     GPUMON_ASSIGN(c.refresh_interval_ms, r.Duration(fv, f));
+                   if (k == "type") {
+                     GPUMON_ASSIGN(c.type, r.String(fv, f));
+                     if (c.type.empty()) c.type = "SRV";
+                   }
+                   if (k == "port") {
+                     int64_t port;
+                     GPUMON_ASSIGN(port, r.Int(fv, f));
+                     if (port < 0 || port > 65535) return r.Error(fv, f, "port out of range");
+                     c.port = static_cast<int>(port);
+                   }
+                   return Status::Ok();
+                 });
+    if (!s.ok()) return s;
+    if (c.names.empty()) {
+      return r.Error(n, p + ".names", "DNS-SD config must contain at least one SRV record name");
+    }
+    const YAML::Node at = seen.count("type") ? seen["type"] : n;
+    c.type = Upper(c.type);
+    if (c.type != "SRV" && c.type != "A" && c.type != "AAAA" && c.type != "MX" && c.type != "NS") {
+      return r.Error(at, p + ".type", "invalid DNS-SD records type " + c.type);
+    }
+    if (c.type != "SRV" && c.port == 0) {
+      return r.Error(seen.count("port") ? seen["port"] : n, p + ".port",
+                     "a port is required in DNS-SD configs for all record types except SRV");
+    }
+    out.push_back(std::move(c));
+    return Status::Ok();
+  });
+}
+
+Status ParseHttpSdConfigs(const Reader& r, const YAML::Node& v, const std::string& field,
+                          std::vector<HttpSdConfig>& out) {
+  return ParseSdList<HttpSdConfig>(
+      r, v, field, {"url", "refresh_interval"}, out,
+      [&](HttpSdConfig& c, const std::string& k, const YAML::Node& fv,
+          const std::string& f) -> Status {
+        if (k == "url") GPUMON_ASSIGN(c.url, r.String(fv, f));
+        if (k == "refresh_interval") GPUMON_ASSIGN(c.refresh_interval_ms, r.Duration(fv, f));
+        return Status::Ok();
+      },
+      [&](HttpSdConfig& c, const YAML::Node& n, const std::string& p, SeenFields& seen,
+          SeenFields&) -> Status {
+        if (c.url.empty()) return r.Error(n, p + ".url", "URL is missing");
+        return CheckHttpUrl(r, seen["url"], p + ".url", c.url);
+      });
+}
+
+Status ParseConsulSdConfigs(const Reader& r, const YAML::Node& v, const std::string& field,
+                            std::vector<ConsulSdConfig>& out) {
+  return ParseSdList<ConsulSdConfig>(
+      r, v, field,
+      {"server", "path_prefix", "token", "datacenter", "namespace", "partition", "tag_separator",
+       "scheme", "username", "password", "allow_stale", "refresh_interval", "services", "tags",
+       "node_meta", "filter", "health_filter"},
+      out,
+      [&](ConsulSdConfig& c, const std::string& k, const YAML::Node& fv,
+          const std::string& f) -> Status {
+        if (k == "server") GPUMON_ASSIGN(c.server, r.String(fv, f));
+        if (k == "path_prefix") GPUMON_ASSIGN(c.path_prefix, r.String(fv, f));
+        if (k == "token") GPUMON_ASSIGN(c.token, r.String(fv, f));
+        if (k == "datacenter") GPUMON_ASSIGN(c.datacenter, r.String(fv, f));
+        if (k == "namespace") GPUMON_ASSIGN(c.namespace_, r.String(fv, f));
+        if (k == "partition") GPUMON_ASSIGN(c.partition, r.String(fv, f));
+        if (k == "tag_separator") {
+          GPUMON_ASSIGN(c.tag_separator, r.String(fv, f));
+          if (c.tag_separator.empty()) c.tag_separator = ",";
+        }
+        if (k == "scheme") {
+          GPUMON_ASSIGN(c.scheme, r.String(fv, f));
+          if (c.scheme.empty()) c.scheme = "http";
+          if (c.scheme != "http" && c.scheme != "https") {
+            return r.Error(fv, f, "scheme must be http or https, got \"" + c.scheme + "\"");
+          }
+        }
+        if (k == "username") GPUMON_ASSIGN(c.http.basic_auth_username, r.String(fv, f));
+        if (k == "password") GPUMON_ASSIGN(c.http.basic_auth_password, r.String(fv, f));
+        if (k == "allow_stale") GPUMON_ASSIGN(c.allow_stale, r.Bool(fv, f));
+        if (k == "refresh_interval") GPUMON_ASSIGN(c.refresh_interval_ms, r.Duration(fv, f));
+        if (k == "services") GPUMON_ASSIGN(c.services, r.Strings(fv, f));
+        if (k == "tags") GPUMON_ASSIGN(c.tags, r.Strings(fv, f));
+        if (k == "filter") GPUMON_ASSIGN(c.filter, r.String(fv, f));
+        if (k == "health_filter") GPUMON_ASSIGN(c.health_filter, r.String(fv, f));
+        if (k == "node_meta") {
+          if (fv.IsNull()) return Status::Ok();
+          if (!fv.IsMap()) return r.Error(fv, f, "expected a mapping");
+          for (auto it = fv.begin(); it != fv.end(); ++it) {
+            std::string name;
+            GPUMON_ASSIGN(name, r.String(it->first, f));
+            GPUMON_ASSIGN(c.node_meta[name], r.String(it->second, f + "." + name));
+          }
+        }
+        return Status::Ok();
+      },
+      [&](ConsulSdConfig& c, const YAML::Node& n, const std::string& p, SeenFields& seen,
+          SeenFields& http_seen) -> Status {
+        std::string server = c.server;
+        server.erase(0, server.find_first_not_of(" \t\r\n"));
+        if (server.empty()) {
+          return r.Error(seen.count("server") ? seen["server"] : n, p + ".server",
+                         "consul SD configuration requires a server address");
+        }
+        auto given = [&](const char* key) {
+          return seen.count(key) && seen[key].IsScalar() && !seen[key].Scalar().empty();
+        };
+        if (given("username") || given("password")) {
+          if (http_seen.count("basic_auth")) {
+            return r.Error(http_seen["basic_auth"], p + ".basic_auth",
+                           "at most one of consul SD configuration username and password and "
+                           "basic auth can be configured");
+          }
+          c.http.basic_auth_set = true;
+          http_seen["basic_auth"] = seen.count("username") ? seen["username"] : seen["password"];
+        }
+        if (!c.token.empty() && http_seen.count("authorization")) {
+          return r.Error(http_seen["authorization"], p + ".authorization",
+                         "at most one of consul SD token, authorization, or oauth2 can be "
+                         "configured");
+        }
+        return Status::Ok();
+      });
+}
+
+// Kubernetes roles: those Prometheus knows, and the two we implement.
+const std::set<std::string> kKubernetesRoles = {"pod",           "service", "endpoints",
+                                                "endpointslice", "node",    "ingress"};
+
+Status ParseKubernetesSdConfigs(const Reader& r, const YAML::Node& v, const std::string& field,
+                                std::vector<KubernetesSdConfig>& out) {
+  return ParseSdList<KubernetesSdConfig>(
+      r, v, field,
+      {"api_server", "role", "kubeconfig_file", "namespaces", "selectors", "attach_metadata"}, out,
+      [&](KubernetesSdConfig& c, const std::string& k, const YAML::Node& fv,
+          const std::string& f) -> Status {
+        if (k == "api_server") GPUMON_ASSIGN(c.api_server, r.String(fv, f));
+        if (k == "role") {
+          GPUMON_ASSIGN(c.role, r.String(fv, f));
+          if (!kKubernetesRoles.count(c.role)) {
+            return r.Error(fv, f, "unknown Kubernetes SD role \"" + c.role + "\"");
+          }
+          if (c.role != "pod" && c.role != "node") {
+            return r.Error(fv, f, "role \"" + c.role + "\" not supported yet (pod, node)");
+          }
+        }
+        if (k == "kubeconfig_file") {
+          std::string file;
+          GPUMON_ASSIGN(file, r.String(fv, f));
+          if (!file.empty()) return r.Error(fv, f, "not supported yet");
+        }
+        if (k == "namespaces") {
+          return r.Fields(fv, f, {"names", "own_namespace"},
+                          [&](const std::string& nk, const YAML::Node& nv, const std::string& nf) {
+                            if (nk == "names") GPUMON_ASSIGN(c.namespaces, r.Strings(nv, nf));
+                            if (nk == "own_namespace") {
+                              GPUMON_ASSIGN(c.own_namespace, r.Bool(nv, nf));
+                            }
+                            return Status::Ok();
+                          });
+        }
+        if (k == "attach_metadata") {
+          return r.Fields(fv, f, {"node", "namespace"},
+                          [&](const std::string&, const YAML::Node& av, const std::string& af) {
+                            bool on;
+                            GPUMON_ASSIGN(on, r.Bool(av, af));
+                            if (on) return r.Error(av, af, "not supported yet");
+                            return Status::Ok();
+                          });
+        }
+        if (k == "selectors") {
+          return r.Each<KubernetesSdConfig::Selector>(
+              fv, f, [&](const YAML::Node& sn, const std::string& sp) {
+                KubernetesSdConfig::Selector sel;
+                Status e = r.Fields(
+                    sn, sp, {"role", "label", "field"},
+                    [&](const std::string& sk, const YAML::Node& sv, const std::string& sf) {
+                      if (sk == "role") GPUMON_ASSIGN(sel.role, r.String(sv, sf));
+                      if (sk == "label") GPUMON_ASSIGN(sel.label, r.String(sv, sf));
+                      if (sk == "field") GPUMON_ASSIGN(sel.field, r.String(sv, sf));
+                      return Status::Ok();
+                    });
+                if (!e.ok()) return e;
+                c.selectors.push_back(std::move(sel));
+                return Status::Ok();
+              });
+        }
+        return Status::Ok();
+      },
+      [&](KubernetesSdConfig& c, const YAML::Node& n, const std::string& p, SeenFields& seen,
+          SeenFields& http_seen) -> Status {
+        if (c.role.empty()) {
+          return r.Error(n, p + ".role",
+                         "role missing (one of: pod, service, endpoints, endpointslice, node, "
+                         "ingress)");
+        }
+        // Only settings that differ from the defaults count as a custom
+        // client (follow_redirects: true and enable_http2 do not).
+        bool custom = false;
+        for (const auto& [key, node] : http_seen) {
+          if (key == "enable_http2") continue;
+          if (key == "follow_redirects" && c.http.follow_redirects) continue;
+          custom = true;
+        }
+        if (c.api_server.empty() && custom) {
+          return r.Error(n, p,
+                         "to use custom HTTP client configuration please provide the "
+                         "'api_server' URL explicitly");
+        }
+        if (!c.api_server.empty()) {
+          if (Status e = CheckHttpUrl(r, seen["api_server"], p + ".api_server", c.api_server);
+              !e.ok()) {
+            return e;
+          }
+          if (c.own_namespace) {
+            return r.Error(seen["namespaces"], p + ".namespaces.own_namespace",
+                           "cannot use 'api_server' and 'namespaces.own_namespace' "
+                           "simultaneously");
+          }
+        }
+        const std::map<std::string, std::set<std::string>> allowed = {{"pod", {"pod", "node"}},
+                                                                      {"node", {"node"}}};
+        std::set<std::string> roles;
+        for (const auto& sel : c.selectors) {
+          const YAML::Node at = seen["selectors"];
+          if (!roles.insert(sel.role).second) {
+            return r.Error(at, p + ".selectors", "duplicated selector role: " + sel.role);
+          }
+          if (!allowed.at(c.role).count(sel.role)) {
+            return r.Error(at, p + ".selectors",
+                           c.role + " role supports only " +
+                               (c.role == "pod" ? "pod, node" : "node") + " selectors");
+          }
+        }
+        return Status::Ok();
+      });
+}
+
 Status ParseAlertmanagerConfig(const Reader& r, const YAML::Node& node, const std::string& path,
                                AlertmanagerConfig& am) {
   std::set<std::string> known = {
@@ -752,6 +1054,14 @@ Status ParseScrapeConfig(const Reader& r, const YAML::Node& node, const std::str
       [&](const std::string& key, const YAML::Node& v, const std::string& field) -> Status {
         if (kHttpClientFields.count(key) || kUnsupportedHttpFields.count(key)) {
           return ParseHttpClientField(r, key, v, field, sc.http, http_seen);
+        }
+        if (key == "dns_sd_configs") return ParseDnsSdConfigs(r, v, field, sc.dns_sd_configs);
+        if (key == "http_sd_configs") return ParseHttpSdConfigs(r, v, field, sc.http_sd_configs);
+        if (key == "consul_sd_configs") {
+          return ParseConsulSdConfigs(r, v, field, sc.consul_sd_configs);
+        }
+        if (key == "kubernetes_sd_configs") {
+          return ParseKubernetesSdConfigs(r, v, field, sc.kubernetes_sd_configs);
         }
         if (kUnsupportedScrapeFields.count(key) || kUnsupportedSdFields.count(key)) {
           return r.Error(v, field, "not supported yet");

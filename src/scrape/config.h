@@ -18,8 +18,16 @@
 //   api_version v2 only; remote_write url required, names unique, reserved
 //   headers rejected, queue_config bounds); remote_read, storage and
 //   tracing, and any sub-field we do not implement (oauth2, sigv4, proxies,
-//   service discovery other than static and file), are rejected with "not
-//   supported yet" naming the field. remote_write metadata_config is
+//   service discovery other than static, file, dns, http, consul and
+//   kubernetes pod/node), are rejected with "not supported yet" naming the
+//   field. Alertmanager sets take static and file discovery only.
+// - Scrape jobs' dns_sd_configs, http_sd_configs, consul_sd_configs and
+//   kubernetes_sd_configs take Prometheus's fields, defaults and checks
+//   (DNS names required and a port for non-SRV types; http URL absolute
+//   http(s); consul server non-empty, username/password exclusive with
+//   basic_auth, token exclusive with authorization; kubernetes role
+//   required, api_server exclusive with own_namespace, HTTP client fields
+//   only with api_server, selector roles allowed for the role). remote_write metadata_config is
 //   validated and ignored (remote-write 1.0 senders may omit metadata).
 // - HTTP client settings (basic_auth with password or password_file,
 //   authorization type/credentials/credentials_file, bearer_token(_file),
@@ -79,6 +87,57 @@ struct FileSdConfig {
   int64_t refresh_interval_ms = 5 * 60 * 1000;
 };
 
+// dns_sd_configs[i]: targets from DNS records, looked up with the system
+// resolver (resolv.conf, search domains).
+struct DnsSdConfig {
+  std::vector<std::string> names;
+  std::string type = "SRV";  // SRV, A, AAAA, MX or NS (upper case after parsing)
+  int port = 0;              // required except for SRV
+  int64_t refresh_interval_ms = 30 * 1000;
+};
+
+// http_sd_configs[i]: a URL answering a JSON list of target groups.
+struct HttpSdConfig {
+  std::string url;
+  int64_t refresh_interval_ms = 60 * 1000;
+  HttpClientConfig http;
+};
+
+// consul_sd_configs[i]: services from Consul's catalog and health APIs.
+struct ConsulSdConfig {
+  std::string server = "localhost:8500";
+  std::string path_prefix;
+  std::string scheme = "http";
+  std::string token;       // sent as a bearer token (Consul accepts it like X-Consul-Token)
+  std::string datacenter;  // empty: the agent's own (asked at /v1/agent/self)
+  std::string namespace_;
+  std::string partition;
+  std::string tag_separator = ",";
+  bool allow_stale = true;
+  int64_t refresh_interval_ms = 30 * 1000;
+  std::vector<std::string> services;  // empty: all
+  std::vector<std::string> tags;      // a service needs all of them
+  std::map<std::string, std::string> node_meta;
+  std::string filter;         // Consul filter expression for the service list
+  std::string health_filter;  // Consul filter expression for the instances
+  HttpClientConfig http;
+};
+
+// kubernetes_sd_configs[i]: pods or nodes listed from the API server.
+struct KubernetesSdConfig {
+  std::string role;                     // "pod" or "node"
+  std::string api_server;               // empty: in-cluster (service account)
+  std::vector<std::string> namespaces;  // empty: all
+  bool own_namespace = false;
+  struct Selector {
+    std::string role;
+    std::string label;  // label selector, passed to the API server as given
+    std::string field;  // field selector, likewise
+  };
+  std::vector<Selector> selectors;
+  HttpClientConfig http;
+};
+
 struct ScrapeConfig {
   std::string job_name;
   int64_t scrape_interval_ms = 0;  // resolved: never 0 after parsing
@@ -96,6 +155,10 @@ struct ScrapeConfig {
   uint64_t body_size_limit = 0;  // bytes
   std::vector<TargetGroup> static_configs;
   std::vector<FileSdConfig> file_sd_configs;
+  std::vector<DnsSdConfig> dns_sd_configs;
+  std::vector<HttpSdConfig> http_sd_configs;
+  std::vector<ConsulSdConfig> consul_sd_configs;
+  std::vector<KubernetesSdConfig> kubernetes_sd_configs;
   std::vector<RelabelConfig> relabel_configs;
   std::vector<RelabelConfig> metric_relabel_configs;
   HttpClientConfig http;

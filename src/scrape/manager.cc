@@ -1,7 +1,5 @@
 #include "scrape/manager.h"
 
-#include <glob.h>
-
 #include <chrono>
 #include <set>
 
@@ -10,20 +8,17 @@
 namespace gpumon::scrape {
 namespace {
 
+// Discovery never refreshes more often than this, whatever the config says.
+constexpr int64_t kMinRefreshMs = 100;
+
 int64_t SteadyMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
-std::vector<std::string> Glob(const std::string& pattern) {
-  std::vector<std::string> out;
-  glob_t g{};
-  if (glob(pattern.c_str(), 0, nullptr, &g) == 0) {
-    for (size_t i = 0; i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
-  }
-  globfree(&g);
-  return out;
+int64_t NextRefresh(int64_t now, const discovery::Discoverer& d) {
+  return now + std::max(d.RefreshIntervalMs(), kMinRefreshMs);
 }
 
 void StopAll(std::vector<std::unique_ptr<ScrapeLoop>>& loops, bool stale) {
@@ -33,43 +28,47 @@ void StopAll(std::vector<std::unique_ptr<ScrapeLoop>>& loops, bool stale) {
 
 }  // namespace
 
-Manager::Manager(AppenderFactory appender, Fetcher fetcher)
-    : appender_(std::move(appender)), fetcher_(std::move(fetcher)) {
+Manager::Manager(AppenderFactory appender, Fetcher fetcher, discovery::Options discovery)
+    : appender_(std::move(appender)),
+      fetcher_(std::move(fetcher)),
+      discovery_options_(std::move(discovery)) {
   discovery_ = std::thread([this] { DiscoveryLoop(); });
 }
 
 Manager::~Manager() { Stop(); }
 
-std::vector<std::unique_ptr<ScrapeLoop>> Manager::SyncLocked(Pool& pool, bool force) {
+std::vector<std::unique_ptr<ScrapeLoop>> Manager::SyncLocked(Pool& pool) {
   const ScrapeConfig& sc = pool.config;
-  const int64_t now = SteadyMs();
-  if (!sc.file_sd_configs.empty() && (force || now >= pool.next_refresh_ms)) {
-    int64_t refresh = INT64_MAX;
-    std::set<std::string> present;
-    for (const auto& fsd : sc.file_sd_configs) {
-      refresh = std::min(refresh, std::max<int64_t>(fsd.refresh_interval_ms, 100));
-      for (const auto& pattern : fsd.files) {
-        for (const auto& path : Glob(pattern)) {
-          present.insert(path);
-          auto groups = ReadTargetFile(path);
-          if (!groups.ok()) {
-            LogWarn("file discovery for job \"" + sc.job_name + "\": " + groups.status().message());
-            continue;  // keep what the file gave before
-          }
-          pool.file_groups[path] = std::move(*groups);
+  std::vector<Target> targets;
+  std::set<uint64_t> seen;
+  pool.dropped.clear();
+  std::unique_ptr<ScrapeConfig> unrelabeled;  // to recover a dropped target's labels
+  for (const auto& source : pool.sources) {
+    for (const auto& group : source.groups) {
+      for (const auto& address : group.targets) {
+        auto t = BuildTarget(address, group, sc);
+        if (!t.ok()) {
+          LogWarn("creating target failed: job \"" + sc.job_name + "\", target \"" + address +
+                  "\": " + t.status().message());
+          continue;
         }
+        if (!t->has_value()) {
+          // BuildTarget without rules yields the labels relabeling saw.
+          if (!unrelabeled) {
+            unrelabeled = std::make_unique<ScrapeConfig>(sc);
+            unrelabeled->relabel_configs.clear();
+          }
+          auto bare = BuildTarget(address, group, *unrelabeled);
+          if (bare.ok() && bare->has_value()) {
+            pool.dropped.push_back({(*bare)->discovered, sc.job_name});
+          }
+          continue;
+        }
+        if (!seen.insert((*t)->Hash()).second) continue;
+        targets.push_back(std::move(**t));
       }
     }
-    std::erase_if(pool.file_groups, [&](const auto& kv) { return !present.count(kv.first); });
-    pool.next_refresh_ms = now + refresh;
-  } else if (!force) {
-    return {};
   }
-  std::vector<TargetGroup> groups = sc.static_configs;
-  for (const auto& [path, gs] : pool.file_groups) groups.insert(groups.end(), gs.begin(), gs.end());
-  std::vector<std::string> errors;
-  std::vector<Target> targets = BuildTargets(groups, sc, &errors);
-  for (const auto& e : errors) LogWarn("creating target failed: " + e);
   if (sc.target_limit > 0 && targets.size() > sc.target_limit) {
     LogError("job \"" + sc.job_name + "\": target_limit exceeded (number of targets: " +
              std::to_string(targets.size()) + ", limit: " + std::to_string(sc.target_limit) + ")");
@@ -103,6 +102,7 @@ Status Manager::ApplyConfig(const Config& config) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stop_) return Status::Error("scrape manager stopped");
+    const int64_t now = SteadyMs();
     std::set<std::string> jobs;
     for (const auto& sc : config.scrape_configs) {
       jobs.insert(sc.job_name);
@@ -110,17 +110,41 @@ Status Manager::ApplyConfig(const Config& config) {
       if (it != pools_.end() && it->second->config.fingerprint == sc.fingerprint &&
           it->second->config.scrape_interval_ms == sc.scrape_interval_ms &&
           it->second->config.scrape_timeout_ms == sc.scrape_timeout_ms) {
-        continue;  // unchanged: keep its loops running
+        continue;  // unchanged: keep its loops and discoverers running
       }
       auto pool = std::make_unique<Pool>();
       pool->config = sc;
+      pool->generation = next_generation_++;
+      for (auto& d : discovery::NewDiscoverers(sc, discovery_options_)) {
+        Source src;
+        src.discoverer = std::move(d);
+        pool->sources.push_back(std::move(src));
+      }
+      for (auto& src : pool->sources) {
+        if (src.discoverer->Local()) {
+          auto groups = src.discoverer->Refresh();
+          if (groups.ok()) {
+            src.groups = std::move(*groups);
+          } else {
+            LogWarn(src.discoverer->Name() + ": " + groups.status().message());
+          }
+          src.next_refresh_ms = NextRefresh(now, *src.discoverer);
+        } else if (it != pools_.end()) {
+          // Until its first refresh, a network mechanism of a changed job
+          // keeps what the same entry of the old job found, so that
+          // unchanged targets are not marked stale and restarted.
+          for (const auto& old : it->second->sources) {
+            if (old.discoverer->Name() == src.discoverer->Name()) src.groups = old.groups;
+          }
+        }
+      }
       if (it != pools_.end()) {
         // The job changed: its loops restart (targets that stay are not
         // marked stale, those that go are, after the new pool syncs).
         for (auto& [h, loop] : it->second->loops) restarted.push_back(std::move(loop));
         pools_.erase(it);
       }
-      auto gone = SyncLocked(*pool, true);
+      auto gone = SyncLocked(*pool);
       for (auto& g : gone) stale.push_back(std::move(g));
       pools_[sc.job_name] = std::move(pool);
     }
@@ -139,6 +163,7 @@ Status Manager::ApplyConfig(const Config& config) {
       if (!kept) stale.push_back(std::move(loop));
     }
   }
+  cv_.notify_all();  // network discovery of new pools starts now
   for (auto& l : restarted) {
     if (l) l->Stop(false);
   }
@@ -146,21 +171,63 @@ Status Manager::ApplyConfig(const Config& config) {
   return Status::Ok();
 }
 
+void Manager::RefreshDue(std::unique_lock<std::mutex>& lock) {
+  struct Due {
+    std::string pool;
+    uint64_t generation;
+    size_t index;
+    std::shared_ptr<discovery::Discoverer> discoverer;
+  };
+  std::vector<Due> due;
+  const int64_t now = SteadyMs();
+  for (auto& [name, pool] : pools_) {
+    for (size_t i = 0; i < pool->sources.size(); ++i) {
+      Source& src = pool->sources[i];
+      if (now < src.next_refresh_ms) continue;
+      src.next_refresh_ms = NextRefresh(now, *src.discoverer);
+      due.push_back({name, pool->generation, i, src.discoverer});
+    }
+  }
+  if (due.empty()) return;
+  std::vector<Result<std::vector<TargetGroup>>> results;
+  lock.unlock();
+  for (auto& d : due) {
+    results.push_back(d.discoverer->Refresh());
+    // A reload or Stop while refreshing takes effect before the next one.
+    std::lock_guard<std::mutex> check(mu_);
+    if (stop_) break;
+  }
+  lock.lock();
+  std::set<std::string> changed;
+  for (size_t i = 0; i < results.size(); ++i) {
+    const Due& d = due[i];
+    auto it = pools_.find(d.pool);
+    if (it == pools_.end() || it->second->generation != d.generation) continue;  // replaced
+    if (!results[i].ok()) {
+      LogWarn(d.discoverer->Name() +
+              ": refresh failed, keeping the previous targets: " + results[i].status().message());
+      continue;
+    }
+    it->second->sources[d.index].groups = std::move(results[i]).value();
+    changed.insert(d.pool);
+  }
+  std::vector<std::unique_ptr<ScrapeLoop>> gone;
+  for (const auto& name : changed) {
+    for (auto& l : SyncLocked(*pools_[name])) gone.push_back(std::move(l));
+  }
+  if (!gone.empty()) {
+    lock.unlock();
+    StopAll(gone, true);
+    lock.lock();
+  }
+}
+
 void Manager::DiscoveryLoop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_) {
-    cv_.wait_for(lock, std::chrono::milliseconds(200));
+    RefreshDue(lock);
     if (stop_) break;
-    std::vector<std::unique_ptr<ScrapeLoop>> gone;
-    for (auto& [name, pool] : pools_) {
-      auto g = SyncLocked(*pool, false);
-      for (auto& l : g) gone.push_back(std::move(l));
-    }
-    if (!gone.empty()) {
-      lock.unlock();
-      StopAll(gone, true);
-      lock.lock();
-    }
+    cv_.wait_for(lock, std::chrono::milliseconds(200));
   }
 }
 
@@ -177,6 +244,17 @@ void Manager::Stop() {
   cv_.notify_all();
   if (discovery_.joinable()) discovery_.join();
   StopAll(all, true);
+}
+
+std::vector<TargetMetadata> Manager::Metadata() const {
+  std::vector<TargetMetadata> out;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [name, pool] : pools_) {
+    for (const auto& [h, loop] : pool->loops) {
+      out.push_back({loop->target().labels, loop->Metadata()});
+    }
+  }
+  return out;
 }
 
 std::vector<TargetSnapshot> Manager::Targets() const {
@@ -200,6 +278,22 @@ std::vector<TargetSnapshot> Manager::Targets() const {
       out.push_back(std::move(s));
     }
   }
+  return out;
+}
+
+std::vector<DroppedTargetSnapshot> Manager::DroppedTargets() const {
+  std::vector<DroppedTargetSnapshot> out;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [name, pool] : pools_) {
+    out.insert(out.end(), pool->dropped.begin(), pool->dropped.end());
+  }
+  return out;
+}
+
+std::map<std::string, size_t> Manager::DroppedTargetCounts() const {
+  std::map<std::string, size_t> out;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [name, pool] : pools_) out[name] = pool->dropped.size();
   return out;
 }
 

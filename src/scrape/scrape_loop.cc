@@ -59,7 +59,7 @@ ScrapeLoop::ScrapeLoop(Target target, LoopOptions options, AppenderFactory appen
     : target_(std::move(target)),
       opts_(std::move(options)),
       make_appender_(std::move(appender)),
-      fetch_(std::move(fetcher)),
+      fetch_(fetcher ? std::move(fetcher) : HttpFetcherFor(HttpClientConfig{})),
       clock_(clock ? std::move(clock) : Clock(WallMs)) {}
 
 ScrapeLoop::~ScrapeLoop() { Stop(false); }
@@ -144,6 +144,51 @@ gpumon::Status ScrapeLoop::NewEntry(std::vector<Label> scraped, CacheEntry& entr
   return gpumon::Status::Ok();
 }
 
+void ScrapeLoop::UpdateMetadata(const exposition::Entry& e) {
+  std::lock_guard<std::mutex> lock(meta_mu_);
+  auto it = meta_.find(e.name);
+  if (it == meta_.end()) it = meta_.emplace(std::string(e.name), MetaEntry{}).first;
+  MetaEntry& m = it->second;
+  m.seen = iteration_;
+  // Assign only on change: steady-state scrapes repeat the same text.
+  switch (e.kind) {
+    case exposition::EntryKind::kType:
+      m.type = e.type;
+      break;
+    case exposition::EntryKind::kHelp:
+      if (m.help != e.text) m.help.assign(e.text);
+      break;
+    case exposition::EntryKind::kUnit:
+      if (m.unit != e.text) m.unit.assign(e.text);
+      break;
+    default:
+      break;
+  }
+}
+
+void ScrapeLoop::PruneMetadata() {
+  std::lock_guard<std::mutex> lock(meta_mu_);
+  std::erase_if(meta_, [this](const auto& kv) { return iteration_ - kv.second.seen > 10; });
+}
+
+std::vector<MetricMetadataEntry> ScrapeLoop::Metadata() const {
+  std::vector<MetricMetadataEntry> out;
+  std::lock_guard<std::mutex> lock(meta_mu_);
+  out.reserve(meta_.size());
+  for (const auto& [name, m] : meta_) {
+    out.push_back({name, exposition::MetricTypeName(m.type), m.help, m.unit});
+  }
+  return out;
+}
+
+std::optional<MetricMetadataEntry> ScrapeLoop::GetMetadata(std::string_view metric) const {
+  std::lock_guard<std::mutex> lock(meta_mu_);
+  auto it = meta_.find(metric);
+  if (it == meta_.end()) return std::nullopt;
+  return MetricMetadataEntry{it->first, exposition::MetricTypeName(it->second.type),
+                             it->second.help, it->second.unit};
+}
+
 gpumon::Status ScrapeLoop::Collect(const FetchResult& res, int64_t now_ms,
                                    std::vector<Pending>& out, uint64_t& scraped) {
   exposition::Parser parser(res.body, exposition::FormatFromContentType(res.content_type));
@@ -151,7 +196,10 @@ gpumon::Status ScrapeLoop::Collect(const FetchResult& res, int64_t now_ms,
   for (;;) {
     if (gpumon::Status s = parser.Next(e); !s.ok()) return s;
     if (e.kind == exposition::EntryKind::kEof) break;
-    if (e.kind != exposition::EntryKind::kSample) continue;
+    if (e.kind != exposition::EntryKind::kSample) {
+      UpdateMetadata(e);
+      continue;
+    }
     ++scraped;
     key_.clear();
     AppendKeyPart(key_, e.name);
@@ -217,6 +265,7 @@ void ScrapeLoop::ScrapeOnce(int64_t now_ms) {
   uint64_t scraped = 0;
   auto res = fetch_(target_.url, target_.timeout_ms, opts_.body_size_limit);
   gpumon::Status err = res.ok() ? Collect(*res, now_ms, samples, scraped) : res.status();
+  if (err.ok()) PruneMetadata();
   const double duration_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   // Never write at or before the previous scrape's time (a clock step back

@@ -22,21 +22,34 @@
 // - Start() runs scrapes on a dedicated thread at interval, offset within
 //   the interval by a hash of the target (spreading load, stable across
 //   restarts). A slow target only delays itself. Status() is thread-safe.
+// - Metadata: the TYPE, HELP and UNIT lines of each scrape update a
+//   per-target table by metric family name (a family with only HELP or
+//   UNIT has type "unknown"; "untyped" reads as "unknown"), as
+//   Prometheus's scrape cache does. A family absent from more than 10
+//   scrapes in a row is forgotten after the next successful scrape.
+//   Metadata() and GetMetadata() are thread-safe.
+// - Without a fetcher, the loop fetches over HTTP with default client
+//   settings, keeping its connection alive (HttpFetcherFor).
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
+#include "exposition/metric_family.h"
+#include "exposition/parser.h"
 #include "scrape/appender.h"
 #include "scrape/config.h"
 #include "scrape/http_fetch.h"
 #include "scrape/target.h"
+#include "scrape/target_metadata.h"
 
 namespace gpumon::scrape {
 
@@ -68,8 +81,8 @@ class ScrapeLoop {
  public:
   using Clock = std::function<int64_t()>;  // wall clock, ms
 
-  ScrapeLoop(Target target, LoopOptions options, AppenderFactory appender,
-             Fetcher fetcher = HttpFetch, Clock clock = {});
+  ScrapeLoop(Target target, LoopOptions options, AppenderFactory appender, Fetcher fetcher = {},
+             Clock clock = {});
   ~ScrapeLoop();
   ScrapeLoop(const ScrapeLoop&) = delete;
   ScrapeLoop& operator=(const ScrapeLoop&) = delete;
@@ -87,6 +100,10 @@ class ScrapeLoop {
   TargetStatus Status() const;
   // Offset of this target's scrapes within the interval.
   int64_t OffsetMs() const;
+
+  // The target's metric metadata, sorted by metric family name.
+  std::vector<MetricMetadataEntry> Metadata() const;
+  std::optional<MetricMetadataEntry> GetMetadata(std::string_view metric) const;
 
  private:
   // What the loop remembers of one scraped series, keyed by its identity
@@ -106,6 +123,15 @@ class ScrapeLoop {
     int64_t t;
     double v;
   };
+  // What the loop remembers of one metric family's metadata.
+  struct MetaEntry {
+    exposition::MetricType type = exposition::MetricType::kUnknown;
+    std::string help;
+    std::string unit;
+    uint64_t seen = 0;  // last scrape (iteration) that had it
+  };
+  void UpdateMetadata(const exposition::Entry& e);
+  void PruneMetadata();
   gpumon::Status Collect(const FetchResult& res, int64_t now_ms, std::vector<Pending>& out,
                          uint64_t& scraped);
   // Target labels, relabeling and limits for a series not in the cache.
@@ -134,6 +160,10 @@ class ScrapeLoop {
 
   mutable std::mutex mu_;
   TargetStatus status_;
+
+  // Written by the scraping thread, read by API threads.
+  mutable std::mutex meta_mu_;
+  std::map<std::string, MetaEntry, std::less<>> meta_;
 
   std::mutex run_mu_;
   std::condition_variable cv_;

@@ -44,7 +44,18 @@ std::string Rfc3339(int64_t ms) {
 
 std::string TargetsJson(const std::vector<TargetSnapshot>& targets, const std::string& state,
                         const std::string& pool) {
+  return TargetsJson(targets, {}, {}, state, pool);
+}
+
+std::string TargetsJson(const std::vector<TargetSnapshot>& targets,
+                        const std::vector<DroppedTargetSnapshot>& dropped,
+                        const std::map<std::string, size_t>& dropped_counts,
+                        const std::string& state_param, const std::string& pool) {
+  std::string state = state_param;
+  std::transform(state.begin(), state.end(), state.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   const bool active = state.empty() || state == "any" || state == "active";
+  const bool show_dropped = state.empty() || state == "any" || state == "dropped";
   std::vector<const TargetSnapshot*> list;
   if (active) {
     for (const auto& t : targets) {
@@ -93,7 +104,37 @@ std::string TargetsJson(const std::vector<TargetSnapshot>& targets, const std::s
   w.EndArray();
   w.Key("droppedTargets");
   w.StartArray();
+  if (show_dropped) {
+    // Pools in name order; within a pool, discovery order.
+    std::vector<const DroppedTargetSnapshot*> drops;
+    for (const auto& d : dropped) {
+      if (pool.empty() || d.scrape_pool == pool) drops.push_back(&d);
+    }
+    std::stable_sort(drops.begin(), drops.end(),
+                     [](const DroppedTargetSnapshot* a, const DroppedTargetSnapshot* b) {
+                       return a->scrape_pool < b->scrape_pool;
+                     });
+    for (const DroppedTargetSnapshot* d : drops) {
+      w.StartObject();
+      w.Key("discoveredLabels");
+      LabelsObject(w, d->discovered_labels);
+      w.Key("scrapePool");
+      String(w, d->scrape_pool);
+      w.EndObject();
+    }
+  }
   w.EndArray();
+  w.Key("droppedTargetCounts");
+  if (show_dropped) {
+    w.StartObject();
+    for (const auto& [name, n] : dropped_counts) {
+      String(w, name);
+      w.Uint64(n);
+    }
+    w.EndObject();
+  } else {
+    w.Null();
+  }
   w.EndObject();
   w.EndObject();
   return std::string(buf.GetString(), buf.GetSize());

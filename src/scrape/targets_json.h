@@ -8,9 +8,14 @@
 // (seconds), health ("up", "down", "unknown"), scrapeInterval and
 // scrapeTimeout (Prometheus durations). `state` is "active", "dropped",
 // "any" or "" (as any); `pool` filters on scrapePool when not empty.
-// Dropped targets are not tracked yet, so droppedTargets is always empty.
+// droppedTargets lists {discoveredLabels, scrapePool} of the targets
+// relabeling dropped (with the same filters) and droppedTargetCounts the
+// number per pool, for every pool whatever `pool` says; with state
+// "active" droppedTargets is [] and droppedTargetCounts null, with state
+// "dropped" activeTargets is [] (as Prometheus answers).
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -18,6 +23,12 @@
 
 namespace gpumon::scrape {
 
+std::string TargetsJson(const std::vector<TargetSnapshot>& targets,
+                        const std::vector<DroppedTargetSnapshot>& dropped,
+                        const std::map<std::string, size_t>& dropped_counts,
+                        const std::string& state, const std::string& pool);
+
+// Without dropped targets (sources that have none).
 std::string TargetsJson(const std::vector<TargetSnapshot>& targets, const std::string& state,
                         const std::string& pool);
 

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+#include <vector>
+
 namespace gpumon {
 namespace {
 
@@ -25,6 +28,44 @@ TEST(LabelsTest, HashIsStableAndDistinguishes) {
   // Written to disk: the value must never change across versions.
   EXPECT_EQ(Labels({{"a", "b"}}).Hash(), Labels({{"a", "b"}}).Hash());
   EXPECT_LT(a, c);
+}
+
+TEST(LabelsTest, EqualityDoesNotDependOnWhetherHashesWereComputed) {
+  Labels a{{"a", "b"}, {"c", "d"}};
+  Labels b{{"a", "b"}, {"c", "d"}};
+  Labels c{{"a", "b"}, {"c", "e"}};
+  EXPECT_EQ(a, b);  // neither hashed yet
+  EXPECT_NE(a, c);
+  (void)a.Hash();
+  EXPECT_EQ(a, b);  // one hashed
+  EXPECT_EQ(b, a);
+  EXPECT_NE(a, c);
+  EXPECT_NE(c, a);
+  (void)b.Hash();
+  (void)c.Hash();
+  EXPECT_EQ(a, b);  // both hashed
+  EXPECT_NE(a, c);
+  EXPECT_NE(Labels{}, a);
+  EXPECT_EQ(Labels{}, Labels::FromSorted({}));
+}
+
+TEST(LabelsTest, HashComputedLazilyIsTheSameFromEveryCopyAndThread) {
+  // The value a label set hashes to must not depend on when or where it is
+  // first asked for.
+  const uint64_t want = Labels({{"__name__", "up"}, {"job", "x"}}).Hash();
+  for (int round = 0; round < 20; ++round) {
+    Labels l{{"job", "x"}, {"__name__", "up"}};
+    std::vector<Labels> copies(8, l);
+    std::vector<uint64_t> got(8);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 8; ++t) {
+      threads.emplace_back([&copies, &got, t] { got[t] = copies[t].Hash(); });
+    }
+    for (auto& th : threads) th.join();
+    for (uint64_t h : got) EXPECT_EQ(h, want);
+    EXPECT_EQ(l.Hash(), want);
+  }
+  EXPECT_NE(Labels({{"a", "b"}}).Hash(), Labels({{"a", "c"}}).Hash());
 }
 
 }  // namespace

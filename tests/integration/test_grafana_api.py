@@ -106,7 +106,7 @@ def body(args):
 
         proc, port = start_on_free_port(
             lambda port: [args.gpumon, "server", "--listen", f"127.0.0.1:{port}",
-                          "--data", datadir],
+                          "--data", datadir, "--retention", "0"],
             "/-/ready", "gpumon server")
         base = f"http://127.0.0.1:{port}"
         try:

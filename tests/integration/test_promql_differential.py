@@ -456,7 +456,8 @@ def start_gpumon(gpumon, om, tmp):
     check(p.returncode == 0, f"gpumon tsdb import exited {p.returncode}:\n"
                              f"{p.stderr.decode(errors='replace')[-3000:]}")
     return start_on_free_port(
-        lambda port: [gpumon, "server", "--data", data, "--listen", f"127.0.0.1:{port}"],
+        lambda port: [gpumon, "server", "--data", data, "--retention", "0",
+                      "--listen", f"127.0.0.1:{port}"],
         "/api/v1/query?query=1", "gpumon server", ready_timeout=60)
 
 

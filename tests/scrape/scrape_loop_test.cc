@@ -4,8 +4,12 @@
 
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <set>
 #include <thread>
 
 #include "scrape/http_fetch.h"
@@ -263,13 +267,23 @@ TEST(ScrapeLoopTest, StopMarksSeriesAndReportStale) {
 
 class HttpTarget {
  public:
-  HttpTarget() {
+  // keep_alive_requests: requests per connection before the server closes
+  // it (cpp-httplib's default is 5).
+  explicit HttpTarget(size_t keep_alive_requests = 5) {
+    server_.set_keep_alive_max_count(keep_alive_requests);
+    // Stopping the server waits for idle kept-alive connections to time
+    // out; keep that short.
+    server_.set_keep_alive_timeout(1);
     server_.Get("/metrics", [this](const httplib::Request& req, httplib::Response& res) {
       accept_ = req.get_header_value("Accept");
       std::string b;
       {
         std::lock_guard<std::mutex> lock(mu_);
         b = body_;
+        accept_encoding_ = req.get_header_value("Accept-Encoding");
+        // A connection is its client port: each new one gets a new port.
+        ports_.insert(req.remote_port);
+        ++requests_;
       }
       if (delay_ms_ > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms_.load()));
       if (status_ != 200) {
@@ -293,6 +307,19 @@ class HttpTarget {
     body_ = std::move(b);
   }
   std::string Url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/metrics"; }
+  size_t connections() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return ports_.size();
+  }
+  int requests() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return requests_;
+  }
+  std::string accept_encoding() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return accept_encoding_;
+  }
+  httplib::Server& server() { return server_; }
   std::string accept_;
   std::atomic<int> delay_ms_{0};
   std::atomic<int> status_{200};
@@ -304,6 +331,9 @@ class HttpTarget {
   int port_ = 0;
   std::mutex mu_;
   std::string body_;
+  std::string accept_encoding_;
+  std::set<int> ports_;
+  int requests_ = 0;
 };
 
 TEST(HttpFetchTest, GetsBodyNegotiatesAndReportsErrors) {
@@ -350,6 +380,187 @@ TEST(ScrapeLoopHttpTest, ChangingExpositionAndDeadTarget) {
   loop.ScrapeOnce(3000);
   EXPECT_EQ(store.Of(kUp).back().v, 0);
   EXPECT_TRUE(tsdb::IsStaleNaN(store.Of("g{gpu=\"0\", instance=\"h:1\", job=\"j\"}").back().v));
+}
+
+// --- Connection reuse ----------------------------------------------------
+
+TEST(KeepAliveFetchTest, ReusesOneConnectionAcrossScrapes) {
+  HttpTarget t(100);
+  t.Set("# TYPE m gauge\nm 1\n");
+  Store store;
+  ScrapeLoop loop(MakeTarget(t.Url()), {}, store.Factory());  // default fetcher
+  for (int i = 1; i <= 6; ++i) loop.ScrapeOnce(i * 1000);
+  EXPECT_EQ(loop.Status().health, Health::kUp) << loop.Status().last_error;
+  EXPECT_EQ(store.Of(kUp).size(), 6u);
+  EXPECT_EQ(t.requests(), 6);
+  EXPECT_EQ(t.connections(), 1u);
+}
+
+TEST(KeepAliveFetchTest, RedialsWhenTheServerClosesTheConnection) {
+  // The server answers one request per connection ("Connection: close").
+  HttpTarget t(1);
+  t.Set("m 1\n");
+  KeepAliveFetcher f(HttpClientConfig{});
+  for (int i = 0; i < 4; ++i) {
+    auto r = f.Fetch(t.Url(), 2000, 0);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(r->body, "m 1\n");
+  }
+  EXPECT_EQ(t.connections(), 4u);
+}
+
+TEST(KeepAliveFetchTest, RedialsAfterAnIdleTimeoutClose) {
+  // A zero keep-alive timeout: the server drops the connection without
+  // notice as soon as it is idle.
+  HttpTarget t(100);
+  t.server().set_keep_alive_timeout(0);
+  t.Set("m 1\n");
+  KeepAliveFetcher f(HttpClientConfig{});
+  for (int i = 0; i < 3; ++i) {
+    auto r = f.Fetch(t.Url(), 2000, 0);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    // Let the server notice the idle connection and close it.
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(t.requests(), 3);
+  EXPECT_EQ(t.connections(), 3u);
+}
+
+// A target that keeps its first connection open after the first response,
+// then reads the next request on it and closes without answering: the
+// race of a server closing an idle connection just as a scrape reuses it.
+class DroppingTarget {
+ public:
+  DroppingTarget() {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    listen(fd_, 8);
+    socklen_t len = sizeof a;
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this] { Serve(); });
+  }
+  ~DroppingTarget() {
+    shutdown(fd_, SHUT_RDWR);
+    close(fd_);
+    thread_.join();
+  }
+  std::string Url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/metrics"; }
+  std::atomic<int> accepted{0};
+  std::atomic<int> answered{0};
+
+ private:
+  // Reads one request head; false when the peer closed first.
+  static bool ReadRequest(int c) {
+    std::string buf;
+    char chunk[1024];
+    while (buf.find("\r\n\r\n") == std::string::npos) {
+      const ssize_t n = read(c, chunk, sizeof chunk);
+      if (n <= 0) return false;
+      buf.append(chunk, static_cast<size_t>(n));
+    }
+    return true;
+  }
+  void Answer(int c) {
+    static const std::string kResponse =
+        "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\n"
+        "Content-Length: 4\r\n\r\nm 1\n";
+    if (write(c, kResponse.data(), kResponse.size()) > 0) ++answered;
+  }
+  void Serve() {
+    for (;;) {
+      const int c = accept(fd_, nullptr, nullptr);
+      if (c < 0) return;
+      const int n = ++accepted;
+      if (ReadRequest(c)) {
+        Answer(c);
+        // The first connection takes a second request and drops it.
+        if (n == 1 && ReadRequest(c)) {
+          close(c);
+          continue;
+        }
+        while (ReadRequest(c)) Answer(c);
+      }
+      close(c);
+    }
+  }
+  int fd_ = -1;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+TEST(KeepAliveFetchTest, RetriesOnceWhenAReusedConnectionDrops) {
+  DroppingTarget t;
+  KeepAliveFetcher f(HttpClientConfig{});
+  auto first = f.Fetch(t.Url(), 2000, 0);
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  auto second = f.Fetch(t.Url(), 2000, 0);
+  ASSERT_TRUE(second.ok()) << second.status().message();
+  EXPECT_EQ(second->body, "m 1\n");
+  EXPECT_EQ(t.accepted.load(), 2);
+  EXPECT_EQ(t.answered.load(), 2);
+  // The new connection is kept for the next fetch.
+  ASSERT_TRUE(f.Fetch(t.Url(), 2000, 0).ok());
+  EXPECT_EQ(t.accepted.load(), 2);
+}
+
+TEST(KeepAliveFetchTest, ErrorsAndLimitsStillApply) {
+  HttpTarget t(100);
+  t.Set("m 1\n" + std::string(5000, '#') + "\n");
+  KeepAliveFetcher f(HttpClientConfig{});
+  auto limited = f.Fetch(t.Url(), 2000, 1000);
+  ASSERT_FALSE(limited.ok());
+  EXPECT_NE(limited.status().message().find("body size limit exceeded"), std::string::npos);
+  t.status_ = 503;
+  auto e = f.Fetch(t.Url(), 2000, 0);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.status().message(), "server returned HTTP status 503 Service Unavailable");
+  t.status_ = 200;
+  auto ok = f.Fetch(t.Url(), 2000, 0);
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ(ok->body.substr(0, 4), "m 1\n");
+  t.Close();
+  EXPECT_FALSE(f.Fetch(t.Url(), 2000, 0).ok());
+}
+
+TEST(KeepAliveFetchTest, GzipWhenAskedIdentityOnLoopbackByDefault) {
+  HttpTarget t(100);
+  // cpp-httplib's server compresses text bodies for clients that accept
+  // gzip.
+  std::string body = "# TYPE m gauge\n";
+  for (int i = 0; i < 2000; ++i) body += "m{i=\"" + std::to_string(i) + "\"} 1\n";
+  t.Set(body);
+  KeepAliveFetcher gzip(HttpClientConfig{}, Compression::kGzip);
+  auto z = gzip.Fetch(t.Url(), 2000, 0);
+  ASSERT_TRUE(z.ok()) << z.status().message();
+  EXPECT_EQ(t.accept_encoding(), "gzip");
+  EXPECT_EQ(z->body, body);
+  // The limit applies to the decompressed body.
+  EXPECT_FALSE(gzip.Fetch(t.Url(), 2000, body.size() - 1).ok());
+  KeepAliveFetcher plain(HttpClientConfig{});
+  auto p = plain.Fetch(t.Url(), 2000, 0);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(t.accept_encoding(), "identity");
+  EXPECT_EQ(p->body, body);
+}
+
+TEST(KeepAliveFetchTest, CopiesOfAFetcherShareConnectionsPerOrigin) {
+  HttpTarget a(100), b(100);
+  a.Set("a 1\n");
+  b.Set("b 1\n");
+  Fetcher f = HttpFetcherFor(HttpClientConfig{});
+  Fetcher copy = f;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(f(a.Url(), 2000, 0).ok());
+    ASSERT_TRUE(copy(b.Url(), 2000, 0).ok());
+    ASSERT_TRUE(copy(a.Url(), 2000, 0).ok());
+  }
+  EXPECT_EQ(a.requests(), 6);
+  EXPECT_EQ(a.connections(), 1u);
+  EXPECT_EQ(b.connections(), 1u);
 }
 
 }  // namespace

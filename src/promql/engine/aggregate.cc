@@ -39,6 +39,8 @@ std::string FormatFloat(double f, bool fixed) {
 
 // Labels of the output group of `metric`.
 Labels GroupLabels(const Labels& metric, const std::vector<std::string>& grouping, bool without) {
+  // topk(5, x), sum(x): one group, no labels to pick.
+  if (!without && grouping.empty()) return Labels{};
   std::vector<Label> items;
   if (without) {
     for (const auto& l : metric) {

@@ -168,9 +168,24 @@ class QueueingAppender : public scrape::Appender {
     if (s.ok() && active_) buffer_.push_back({labels, t_ms, v});
     return s;
   }
-  // Hands out our own refs so that the labels of every sample are known
-  // even when the caller passes only a ref.
+  // With remote write active, hands out our own refs so that the labels of
+  // every sample are known even when the caller passes only a ref. With no
+  // queue configured it passes the storage's refs through (tagged), keeping
+  // no per-series state at all.
   Result<uint64_t> AppendRef(uint64_t ref, const Labels& labels, int64_t t_ms, double v) override {
+    if (!active_) return PassThrough(ref, labels, t_ms, v);
+    if ((ref & kPassThroughTag) != 0) {
+      if (!labels.empty()) {
+        ref = 0;  // resolve by labels below
+      } else {
+        // A ref from before remote write was enabled: the sample is stored,
+        // and the error makes the caller pass labels next time, from when
+        // on its samples are queued too.
+        auto r = inner_->AppendRef(ref & ~kPassThroughTag, labels, t_ms, v);
+        if (!r.ok()) return r.status();
+        return Status::Error("series ref predates remote write; labels needed");
+      }
+    }
     std::optional<SeriesRefs::Series> series = state_->refs.Resolve(ref, labels);
     if (!series) return Status::Error("series ref unknown to this appender");
     auto inner_ref = inner_->AppendRef(series->inner_ref, series->labels, t_ms, v);
@@ -192,6 +207,24 @@ class QueueingAppender : public scrape::Appender {
   }
 
  private:
+  static constexpr uint64_t kPassThroughTag = uint64_t{1} << 63;
+
+  Result<uint64_t> PassThrough(uint64_t ref, const Labels& labels, int64_t t_ms, double v) {
+    uint64_t inner_ref = 0;
+    if ((ref & kPassThroughTag) != 0) {
+      inner_ref = ref & ~kPassThroughTag;
+    } else if (ref != 0) {
+      // One of our refs from while remote write was active.
+      std::optional<SeriesRefs::Series> series = state_->refs.Resolve(ref, labels);
+      if (!series && labels.empty()) return Status::Error("series ref unknown to this appender");
+      if (series) inner_ref = series->inner_ref;
+    }
+    auto r = inner_->AppendRef(inner_ref, labels, t_ms, v);
+    if (!r.ok()) return r.status();
+    // An inner storage without refs (0) keeps the caller passing labels.
+    return *r == 0 ? uint64_t{0} : (*r | kPassThroughTag);
+  }
+
   std::unique_ptr<scrape::Appender> inner_;
   std::shared_ptr<WriteStorage::State> state_;
   bool active_;

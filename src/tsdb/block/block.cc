@@ -62,6 +62,12 @@ Result<std::shared_ptr<Block>> Block::Open(const std::string& dir, Options optio
                                      {.verify_checksums = options.verify_checksums});
   if (!ix.ok()) return ix.status();
   b->index_ = std::move(ix).value();
+  size_t cache_bytes = options.series_cache_bytes;
+  if (cache_bytes == kAutoSeriesCache) {
+    constexpr size_t kMiB = size_t{1} << 20;
+    cache_bytes = std::clamp<size_t>(4 * b->index_file_.bytes().size(), 4 * kMiB, 32 * kMiB);
+  }
+  b->series_cache_ = std::make_unique<SeriesCache>(cache_bytes);
 
   const std::string chunks_dir = dir + "/" + kChunksDirName;
   std::vector<std::pair<uint32_t, std::string>> names;

@@ -18,6 +18,9 @@
 //   and iterates samples clipped to the range with tombstones applied. Label
 //   names and values come from the whole block, restricted by matchers only
 //   (as Prometheus does for blocks).
+// - Queriers keep the series entries they read (labels, chunk references)
+//   in a per-block SeriesCache bounded by Options::series_cache_bytes, so
+//   repeated queries over the same series skip the index decoding.
 // - ChunkSelect gives compaction and downsampling the raw chunks of matching
 //   series with their tombstones.
 // - Delete adds tombstones for [mint, maxt] to every matching series that
@@ -33,10 +36,11 @@
 #include <vector>
 
 #include "common/labels.h"
+#include "common/mmap_file.h"
 #include "common/status.h"
 #include "tsdb/block/chunk_segments.h"
 #include "tsdb/block/meta.h"
-#include "common/mmap_file.h"
+#include "tsdb/block/series_cache.h"
 #include "tsdb/block/tombstones.h"
 #include "tsdb/index/index_reader.h"
 #include "tsdb/storage.h"
@@ -99,8 +103,12 @@ class ChunkSeriesSet {
 
 class Block : public std::enable_shared_from_this<Block> {
  public:
+  // series_cache_bytes: kAutoSeriesCache sizes the cache from the index:
+  // four times its size, within [4 MiB, 32 MiB]; 0 disables it.
+  static constexpr size_t kAutoSeriesCache = SIZE_MAX;
   struct Options {
     bool verify_checksums = true;
+    size_t series_cache_bytes = kAutoSeriesCache;
   };
 
   static Result<std::shared_ptr<Block>> Open(const std::string& dir, Options options);
@@ -129,6 +137,8 @@ class Block : public std::enable_shared_from_this<Block> {
 
   const index::IndexReader& index() const { return index_; }
   const ChunkReader& chunk_reader() const { return chunks_; }
+  // Thread-safe; shared by every querier of the block.
+  SeriesCache& series_cache() const { return *series_cache_; }
   // Index, every series entry and postings list, every chunk record.
   Status Verify() const;
 
@@ -141,6 +151,7 @@ class Block : public std::enable_shared_from_this<Block> {
   std::vector<MmapFile> segment_files_;
   index::IndexReader index_;
   ChunkReader chunks_;
+  std::unique_ptr<SeriesCache> series_cache_;
   uint64_t static_size_ = 0;  // everything but the tombstones file
 
   mutable std::mutex mu_;  // guards the two below

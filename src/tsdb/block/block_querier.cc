@@ -34,24 +34,33 @@ class BlockSeriesSet : public SeriesSet {
 
   bool Next() override {
     const index::IndexReader& ix = block_->index();
+    SeriesCache& cache = block_->series_cache();
     while (pos_ < ids_.size()) {
       const uint64_t id = ids_[pos_++];
-      Status s = ix.ReadSeries(id, &refs_);
-      if (!s.ok()) {
-        status_ = s;
-        pos_ = ids_.size();
-        return false;
+      const bool cached = cache.Get(id, &labels_, &all_chunks_);
+      if (!cached) {
+        Status s = ix.ReadSeries(id, &refs_);
+        if (!s.ok()) {
+          status_ = s;
+          pos_ = ids_.size();
+          return false;
+        }
+        all_chunks_.swap(refs_.chunks);
       }
       const Intervals* del = tombstones_ ? tombstones_->Get(id) : nullptr;
       chunks_.clear();
-      for (const index::ChunkMeta& c : refs_.chunks) {
+      for (const index::ChunkMeta& c : all_chunks_) {
         if (c.maxt < mint_ || c.mint > maxt_) continue;
         if (del != nullptr && Covers(*del, c.mint, c.maxt)) continue;
         chunks_.push_back(c);
       }
       if (chunks_.empty()) continue;
+      // Built (and cached) only for series with data in range.
+      if (!cached) {
+        labels_ = ix.ToLabels(refs_.labels);
+        cache.Put(id, labels_, all_chunks_);
+      }
       deleted_ = del != nullptr ? *del : Intervals{};
-      labels_ = ix.ToLabels(refs_.labels);
       return true;
     }
     return false;
@@ -71,7 +80,8 @@ class BlockSeriesSet : public SeriesSet {
   int64_t mint_;
   int64_t maxt_;
   index::IndexReader::SeriesRefs refs_;
-  std::vector<index::ChunkMeta> chunks_;
+  std::vector<index::ChunkMeta> all_chunks_;  // of the current series
+  std::vector<index::ChunkMeta> chunks_;      // those in range, not deleted
   Intervals deleted_;
   Labels labels_;
   Status status_;

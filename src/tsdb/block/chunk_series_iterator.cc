@@ -8,14 +8,21 @@ namespace gpumon::tsdb::block {
 
 ChunkSeriesIterator::ChunkSeriesIterator(std::shared_ptr<const void> keepalive,
                                          const ChunkReader* reader,
-                                         std::vector<index::ChunkMeta> chunks, Intervals deleted,
-                                         int64_t mint, int64_t maxt)
+                                         std::span<const index::ChunkMeta> chunks,
+                                         Intervals deleted, int64_t mint, int64_t maxt)
     : keepalive_(std::move(keepalive)),
       reader_(reader),
-      chunks_(std::move(chunks)),
       deleted_(std::move(deleted)),
       mint_(mint),
-      maxt_(maxt) {}
+      maxt_(maxt) {
+  if (chunks.size() <= kInlineChunks) {
+    std::copy(chunks.begin(), chunks.end(), inline_chunks_);
+    chunks_ = {inline_chunks_, chunks.size()};
+  } else {
+    heap_chunks_.assign(chunks.begin(), chunks.end());
+    chunks_ = heap_chunks_;
+  }
+}
 
 bool ChunkSeriesIterator::OpenNextChunk() {
   while (next_chunk_ < chunks_.size()) {

@@ -8,11 +8,13 @@
 // read or decoded stops iteration and status() names the segment file and
 // offset. Samples out of order inside a damaged chunk are skipped rather than
 // breaking the ordering promise. `keepalive` owns the memory `reader` points
-// into.
+// into. The chunk list is copied (a few chunks in place, without an
+// allocation: one is made per selected series and query).
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "tsdb/block/chunk_segments.h"
@@ -26,8 +28,11 @@ namespace gpumon::tsdb::block {
 class ChunkSeriesIterator : public SeriesIterator {
  public:
   ChunkSeriesIterator(std::shared_ptr<const void> keepalive, const ChunkReader* reader,
-                      std::vector<index::ChunkMeta> chunks, Intervals deleted, int64_t mint,
+                      std::span<const index::ChunkMeta> chunks, Intervals deleted, int64_t mint,
                       int64_t maxt);
+  // chunks_ may point into the object itself.
+  ChunkSeriesIterator(const ChunkSeriesIterator&) = delete;
+  ChunkSeriesIterator& operator=(const ChunkSeriesIterator&) = delete;
 
   bool Next() override;
   bool Seek(int64_t t) override;
@@ -55,7 +60,10 @@ class ChunkSeriesIterator : public SeriesIterator {
 
   std::shared_ptr<const void> keepalive_;
   const ChunkReader* reader_;
-  std::vector<index::ChunkMeta> chunks_;
+  static constexpr size_t kInlineChunks = 4;
+  index::ChunkMeta inline_chunks_[kInlineChunks];
+  std::vector<index::ChunkMeta> heap_chunks_;  // when there are more
+  std::span<const index::ChunkMeta> chunks_;
   Intervals deleted_;
   int64_t mint_;
   int64_t maxt_;

@@ -80,23 +80,23 @@ class MergedSeriesSet : public SeriesSet {
     }
     started_ = true;
     current_.clear();
-    const Labels* min = nullptr;
+    min_ = nullptr;
     for (size_t i = 0; i < sets_.size(); ++i) {
       if (!valid_[i]) continue;
       const Labels& l = sets_[i]->labels();
-      if (min == nullptr || l < *min) {
-        min = &l;
+      if (min_ == nullptr || l < *min_) {
+        min_ = &l;
         current_.assign(1, i);
-      } else if (l == *min) {
+      } else if (l == *min_) {
         current_.push_back(i);
       }
     }
-    if (min == nullptr) return false;
-    labels_ = *min;
-    return true;
+    return min_ != nullptr;
   }
 
-  const Labels& labels() const override { return labels_; }
+  // The sources holding the current series only move in Next, so their
+  // labels can be lent rather than copied.
+  const Labels& labels() const override { return min_ != nullptr ? *min_ : empty_; }
 
   std::unique_ptr<SeriesIterator> Iterator() const override {
     if (current_.size() == 1) return sets_[current_[0]]->Iterator();
@@ -118,7 +118,8 @@ class MergedSeriesSet : public SeriesSet {
   std::vector<bool> valid_;
   std::vector<size_t> current_;  // sources holding the current series, ascending
   bool started_ = false;
-  Labels labels_;
+  const Labels* min_ = nullptr;  // labels of the current series, in a source
+  Labels empty_;
 };
 
 Result<std::vector<std::string>> Union(std::vector<std::vector<std::string>> lists) {
@@ -148,8 +149,7 @@ std::unique_ptr<SeriesSet> MergeQuerier::Select(std::span<const Matcher> matcher
   return std::make_unique<MergedSeriesSet>(std::move(sets));
 }
 
-Result<std::vector<std::string>> MergeQuerier::LabelNames(
-    std::span<const Matcher> matchers) const {
+Result<std::vector<std::string>> MergeQuerier::LabelNames(std::span<const Matcher> matchers) const {
   std::vector<std::vector<std::string>> lists;
   for (const auto& q : queriers_) {
     auto r = q->LabelNames(matchers);

@@ -57,9 +57,12 @@ class PenaltyIterator : public SeriesIterator {
     // The replicas not chosen must now skip twice the interval just seen,
     // so a sample of theirs that lies close to ours does not raise the
     // sampling rate.
-    const int64_t penalty = has_last_ ? SatAdd(best_t, -last_t_) : kInitialPenalty;
+    // Before an interval is known the penalty is kInitialPenalty itself
+    // (Thanos's 5 s), not twice it.
+    const int64_t delta = SatAdd(best_t, -last_t_);
+    const int64_t penalty = has_last_ ? SatAdd(delta, delta) : kInitialPenalty;
     for (size_t i = 0; i < reps_.size(); ++i) {
-      reps_[i].penalty = static_cast<int>(i) == best ? 0 : SatAdd(penalty, penalty);
+      reps_[i].penalty = static_cast<int>(i) == best ? 0 : penalty;
     }
     cur_ = best;
     sample_ = reps_[best].it->At();

@@ -272,6 +272,53 @@ TEST_F(WriteStorageTest, RefOnlyAppendsReachTsdbAndQueueWithLabels) {
   EXPECT_EQ(ts, (std::vector<int64_t>{1000, 2000, 3000}));
 }
 
+// With no remote_write configured the storage's refs pass straight
+// through; enabling remote write later keeps every sample stored, and a
+// caller holding an old ref is asked once for labels, after which its
+// samples are queued too.
+TEST_F(WriteStorageTest, PassesRefsThroughUntilRemoteWriteIsEnabled) {
+  TestReceiver rx;
+  tsdb::head::Head head;
+  WriteStorage ws(dir_.string());
+  ASSERT_TRUE(ws.ApplyConfig({}, {}).ok());
+  auto f = ws.Wrap(scrape::HeadAppenderFactory([&] { return head.Appender(); }));
+  const Labels series{{"__name__", "gpu_temp"}, {"gpu", "0"}};
+  uint64_t ref = 0;
+  for (int64_t t = 1; t <= 2; ++t) {
+    auto app = f();
+    auto r = app->AppendRef(ref, ref == 0 ? series : Labels(), t * 1000, t * 10.0);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    ref = *r;
+    ASSERT_TRUE(app->Commit().ok());
+  }
+  ASSERT_TRUE(ws.ApplyConfig({Config(rx.url(), "rx")}, {}).ok());
+  {
+    auto app = f();
+    auto r = app->AppendRef(ref, Labels(), 3000, 30.0);
+    EXPECT_FALSE(r.ok()) << "an old ref needs labels once";
+    ASSERT_TRUE(app->Commit().ok());
+  }
+  {
+    auto app = f();
+    auto r = app->AppendRef(0, series, 4000, 40.0);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    auto again = app->AppendRef(*r, Labels(), 4000, 40.0);  // same sample again: accepted
+    ASSERT_TRUE(again.ok()) << again.status().message();
+    ASSERT_TRUE(app->Commit().ok());
+  }
+  EXPECT_EQ(head.NumSeries(), 1u);
+  EXPECT_EQ(head.SamplesAppended(), 4u) << "every sample is stored locally";
+  ASSERT_TRUE(WaitFor([&] { return rx.AcceptedSamples() >= 1; }));
+  std::vector<int64_t> ts;
+  for (const auto& r : rx.Requests()) {
+    for (const auto& s : r.series) {
+      EXPECT_EQ(s.labels, series);
+      for (const auto& smp : s.samples) ts.push_back(smp.t);
+    }
+  }
+  EXPECT_EQ(ts.front(), 4000) << "queued from the first sample with labels on";
+}
+
 TEST_F(WriteStorageTest, BacklogSurvivesStopAndRestart) {
   InnerStore inner;
   {

@@ -24,7 +24,7 @@ namespace gpumon::tsdb::block {
 namespace {
 
 constexpr int kChunkSamples = 480;
-constexpr int kChunks = 4;
+constexpr int kChunks = 6;  // more than ChunkSeriesIterator keeps in place
 
 enum class Kind { kPackedDecimal, kPackedXor, kXor, kMixed };
 
@@ -182,6 +182,22 @@ TEST_P(SeekTest, FullScanMatchesReference) {
     }
     EXPECT_TRUE(it->status().ok());
     EXPECT_EQ(n, want.size());
+  }
+}
+
+TEST_P(SeekTest, AnyNumberOfChunksScansTheirSamples) {
+  // Short chunk lists are kept inside the iterator, long ones on the heap.
+  for (size_t k = 0; k <= metas_.size(); ++k) {
+    std::span<const index::ChunkMeta> some(metas_.data(), k);
+    ChunkSeriesIterator it(nullptr, &reader_, some, {}, INT64_MIN, INT64_MAX);
+    size_t n = 0;
+    while (it.Next()) {
+      ASSERT_LT(n, samples_.size());
+      ASSERT_EQ(it.At().t, samples_[n].t) << k;
+      ++n;
+    }
+    EXPECT_TRUE(it.status().ok());
+    EXPECT_EQ(n, k * kChunkSamples);
   }
 }
 

@@ -70,6 +70,27 @@ TEST_F(DedupQuerierTest, StaysOnOneReplicaAndSwitchesOnGap) {
   EXPECT_EQ(got, want);
 }
 
+// Both replicas every second in the same phase; A stops at 6 s. After the
+// first sample the other replica is skipped by the initial penalty (5 s)
+// only, so B takes over at 9 s (6 s + 1 ms + two 1 s intervals → 8.001 s).
+TEST_F(DedupQuerierTest, InitialPenaltyIsNotDoubled) {
+  Points a, b;
+  for (int64_t t = 0; t <= 6000; t += 1000) a.emplace_back(t, 1);
+  for (int64_t t = 0; t <= 20000; t += 1000) b.emplace_back(t, 2);
+  Add(Labels{{"__name__", "m"}, {"replica", "a"}}, a);
+  Add(Labels{{"__name__", "m"}, {"replica", "b"}}, b);
+  auto q = Dedup({"replica"});
+  std::vector<Matcher> ms{Eq("__name__", "m")};
+  auto set = q->Select(ms);
+  ASSERT_TRUE(set->Next());
+  auto it = set->Iterator();
+  Points got = Drain(*it);
+  Points want;
+  for (int64_t t = 0; t <= 6000; t += 1000) want.emplace_back(t, 1);
+  for (int64_t t = 9000; t <= 20000; t += 1000) want.emplace_back(t, 2);
+  EXPECT_EQ(got, want);
+}
+
 TEST_F(DedupQuerierTest, SwitchesBackWhenTheOtherReplicaHasAGap) {
   Points a, b;
   for (int64_t t = 0; t <= 600000; t += 10000) {

@@ -142,6 +142,57 @@ TEST(JsonValuesTest, VectorMatrixScalarString) {
   EXPECT_EQ(Str(str["data"]["result"][1]), "hello");
 }
 
+TEST(JsonValuesTest, LabelsRoundTripWhateverTheyHold) {
+  // Plain text takes a bulk path, text with characters JSON escapes the
+  // writer's own: a JSON parser must read every one back unchanged.
+  const std::vector<std::string> values = {
+      "", "plain", "a\"b", "back\\slash", "tab\there", "nl\n", std::string("nul\0x", 5), "\x1f\x7f",
+      "温度-ü-😀", "/slash/", "{\"json\":1}",
+      // Escapes at word boundaries and in the tail.
+      "0123456\"89", "01234567\\", "abcdefgh\x01ijklmnop",
+      // Bytes that differ from '"' or '\\' only in the top bit.
+      "\xdc\x90\xdc\x90\xc2\xa2\xc2\xa2\xdc\x90\xc2\xa2"};
+  // Each value under a plain key, and under a key that needs escaping.
+  const std::vector<std::string> keys = {"z", "z\"key"};
+  promql::Vector v;
+  for (size_t i = 0; i < values.size(); ++i) {
+    for (const std::string& key : keys) {
+      v.push_back({Labels{{"__name__", "m"}, {"i", std::to_string(i)}, {key, values[i]}}, 1000, 1});
+    }
+  }
+  auto d = testing::Encode(
+      ApiResponse::Success([v](JsonWriter& w) { return WriteQueryData(w, promql::Value(v)); }));
+  ASSERT_TRUE(d.IsObject());
+  const auto& result = d["data"]["result"];
+  ASSERT_EQ(result.Size(), values.size() * keys.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    for (size_t k = 0; k < keys.size(); ++k) {
+      const auto& m = result[static_cast<rapidjson::SizeType>(i * keys.size() + k)]["metric"];
+      ASSERT_EQ(m.MemberCount(), 3u) << i;
+      EXPECT_EQ(Str(m["__name__"]), "m");
+      EXPECT_EQ(Str(m["i"]), std::to_string(i));
+      ASSERT_TRUE(m.HasMember(keys[k].c_str())) << i << " " << keys[k];
+      const auto& got = m[keys[k].c_str()];
+      EXPECT_EQ(std::string(got.GetString(), got.GetStringLength()), values[i]) << i;
+    }
+  }
+  // A label set larger than any small buffer the encoder might format in.
+  const Labels big{{"__name__", "m"}, {"long", std::string(5000, 'x')}, {"z", "end"}};
+  auto b = testing::Encode(ApiResponse::Success([big](JsonWriter& w) {
+    return WriteQueryData(w, promql::Value(promql::Vector{{big, 1000, 1}}));
+  }));
+  ASSERT_TRUE(b.IsObject());
+  EXPECT_EQ(Str(b["data"]["result"][0]["metric"]["long"]), std::string(5000, 'x'));
+  EXPECT_EQ(Str(b["data"]["result"][0]["metric"]["z"]), "end");
+  // An empty label set is an empty object.
+  auto e = testing::Encode(ApiResponse::Success([](JsonWriter& w) {
+    return WriteQueryData(w, promql::Value(promql::Vector{{Labels{}, 1000, 1}}));
+  }));
+  ASSERT_TRUE(e.IsObject());
+  EXPECT_TRUE(e["data"]["result"][0]["metric"].IsObject());
+  EXPECT_EQ(e["data"]["result"][0]["metric"].MemberCount(), 0u);
+}
+
 TEST(JsonValuesTest, LimitKeepsFirstSeries) {
   promql::Vector v{{Labels{{"a", "1"}}, 0, 1}, {Labels{{"a", "2"}}, 0, 2}};
   auto d = testing::Encode(
