@@ -78,6 +78,10 @@ std::vector<scrape::TargetSnapshot> LocalCollection::Targets() const {
     s.last_error = st.last_error;
     s.last_scrape_ms = st.last_scrape_ms;
     s.last_scrape_duration_s = st.last_duration_s;
+    s.scrapes_total = st.scrapes_total;
+    s.scrape_failures_total = st.scrape_failures_total;
+    s.samples_appended_total = st.samples_appended_total;
+    s.sample_limit_exceeded_total = st.sample_limit_exceeded_total;
     s.health = st.health;
     s.scrape_interval_ms = t.interval_ms;
     s.scrape_timeout_ms = t.timeout_ms;

@@ -149,6 +149,8 @@ selfmon::TsdbStatsView TsdbView(tsdb::db::DB& db) {
   uint64_t bytes = 0;
   for (const auto& b : blocks) bytes += b->SizeBytes();
   v.blocks_loaded = static_cast<double>(blocks.size());
+  v.compactions_total = static_cast<double>(db.HeadBlocksWritten());
+  v.compactions_failed_total = static_cast<double>(db.MaintainFailures());
   v.storage_blocks_bytes = static_cast<double>(bytes);
   return v;
 }
@@ -165,6 +167,13 @@ selfmon::ScrapeStatsView ScrapeView(const std::vector<scrape::TargetSnapshot>& t
                   : t.health == scrape::Health::kDown ? p.targets_down
                                                       : p.targets_unknown;
     count = count.value_or(0) + 1;
+    auto add = [](std::optional<double>& field, uint64_t n) {
+      field = field.value_or(0) + static_cast<double>(n);
+    };
+    add(p.scrapes_total, t.scrapes_total);
+    add(p.scrape_failures_total, t.scrape_failures_total);
+    add(p.samples_appended_total, t.samples_appended_total);
+    add(p.sample_limit_exceeded_total, t.sample_limit_exceeded_total);
   }
   for (auto& [name, p] : pools) v.pools.push_back(std::move(p));
   v.last_reload_successful = last_reload_ok.load();

@@ -741,14 +741,18 @@ Status Parser::ParseSample(Cursor& c, Entry& entry) {
   entry.name = name;
 
   bool has_labels = false;
+  size_t label_end = 0;
   size_t blanks = om ? 0 : c.SkipBlanks();
   if (c.Peek() == '{') {
     Status status = ParseLabelSet(c, labels_, /*is_exemplar=*/false);
     if (!status.ok()) return status;
     has_labels = true;
+    label_end = c.pos;
     entry.labels = labels_;
     if (!om) blanks = c.SkipBlanks();
   }
+  entry.series =
+      c.line.substr(name_pos, (has_labels ? label_end : name_pos + name.size()) - name_pos);
 
   // Value.
   if (om) {

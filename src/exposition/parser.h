@@ -55,6 +55,9 @@ struct Entry {
   std::string_view name;
 
   // kSample only.
+  // The name and label set exactly as written (identifies the series for
+  // a scraper that caches what it has seen; a view into the input).
+  std::string_view series;
   std::span<const LabelView> labels;  // in input order, no duplicates
   double value = 0;
   std::optional<int64_t> timestamp_ms;   // OpenMetrics seconds are converted

@@ -13,6 +13,7 @@ class HeadAdapter : public Appender {
   Result<uint64_t> AppendRef(uint64_t ref, const Labels& labels, int64_t t_ms, double v) override {
     return app_->Append(ref, labels, t_ms, v);
   }
+  void Prefetch(uint64_t ref) override { app_->Prefetch(ref); }
   Status Commit() override { return app_->Commit(); }
   void Rollback() override { app_->Rollback(); }
 

@@ -33,6 +33,8 @@ class Appender {
     if (Status s = Append(labels, t_ms, v); !s.ok()) return s;
     return uint64_t{0};
   }
+  // A hint that AppendRef(ref, ...) follows soon (no effect by default).
+  virtual void Prefetch(uint64_t ref) { (void)ref; }
   virtual Status Commit() = 0;
   virtual void Rollback() = 0;
 };

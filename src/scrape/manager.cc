@@ -1,5 +1,7 @@
 #include "scrape/manager.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <set>
 
@@ -24,6 +26,24 @@ int64_t NextRefresh(int64_t now, const discovery::Discoverer& d) {
 void StopAll(std::vector<std::unique_ptr<ScrapeLoop>>& loops, bool stale) {
   for (auto& l : loops) l->Stop(stale);
   loops.clear();
+}
+
+// FNV-1a over the host name and the external labels: servers that differ
+// in either spread their scrapes of one target differently.
+uint64_t OffsetSeed(const Labels& external_labels) {
+  char host[256] = {};
+  ::gethostname(host, sizeof(host) - 1);
+  uint64_t h = 14695981039346656037ULL;
+  auto mix = [&h](std::string_view s) {
+    for (unsigned char c : s) h = (h ^ c) * 1099511628211ULL;
+    h = (h ^ 0xff) * 1099511628211ULL;
+  };
+  mix(host);
+  for (const auto& l : external_labels) {
+    mix(l.name);
+    mix(l.value);
+  }
+  return h;
 }
 
 }  // namespace
@@ -76,7 +96,8 @@ std::vector<std::unique_ptr<ScrapeLoop>> Manager::SyncLocked(Pool& pool) {
   }
   std::vector<std::unique_ptr<ScrapeLoop>> gone;
   std::set<uint64_t> want;
-  const LoopOptions opts = LoopOptions::From(sc);
+  LoopOptions opts = LoopOptions::From(sc);
+  opts.offset_seed = offset_seed_;
   for (auto& t : targets) {
     const uint64_t h = t.Hash();
     want.insert(h);
@@ -102,6 +123,7 @@ Status Manager::ApplyConfig(const Config& config) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stop_) return Status::Error("scrape manager stopped");
+    offset_seed_ = OffsetSeed(config.global.external_labels);
     const int64_t now = SteadyMs();
     std::set<std::string> jobs;
     for (const auto& sc : config.scrape_configs) {
@@ -272,6 +294,10 @@ std::vector<TargetSnapshot> Manager::Targets() const {
       s.last_error = st.last_error;
       s.last_scrape_ms = st.last_scrape_ms;
       s.last_scrape_duration_s = st.last_duration_s;
+      s.scrapes_total = st.scrapes_total;
+      s.scrape_failures_total = st.scrape_failures_total;
+      s.samples_appended_total = st.samples_appended_total;
+      s.sample_limit_exceeded_total = st.sample_limit_exceeded_total;
       s.health = st.health;
       s.scrape_interval_ms = t.interval_ms;
       s.scrape_timeout_ms = t.timeout_ms;

@@ -53,6 +53,11 @@ struct TargetSnapshot {
   Health health = Health::kUnknown;
   int64_t scrape_interval_ms = 0;
   int64_t scrape_timeout_ms = 0;
+  // Since the loop started, for self-monitoring.
+  uint64_t scrapes_total = 0;
+  uint64_t scrape_failures_total = 0;
+  uint64_t samples_appended_total = 0;
+  uint64_t sample_limit_exceeded_total = 0;
 };
 
 // A target that relabeling dropped.
@@ -106,6 +111,7 @@ class Manager {
   void DiscoveryLoop();
 
   AppenderFactory appender_;
+  uint64_t offset_seed_ = 0;  // from the host name and external labels
   Fetcher fetcher_;
   discovery::Options discovery_options_;
   mutable std::mutex mu_;

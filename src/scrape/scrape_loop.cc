@@ -11,21 +11,12 @@
 namespace gpumon::scrape {
 namespace {
 
+constexpr const char* kSampleLimitExceeded = "sample limit exceeded";
+
 int64_t WallMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
-}
-
-// The cache key: the sample's name and labels as exposed, each part
-// length-prefixed so no byte sequence in a value can fake a boundary.
-void AppendKeyPart(std::string& key, std::string_view part) {
-  size_t n = part.size();
-  do {
-    key.push_back(static_cast<char>((n & 0x7f) | (n > 0x7f ? 0x80 : 0)));
-    n >>= 7;
-  } while (n != 0);
-  key.append(part);
 }
 
 }  // namespace
@@ -70,9 +61,9 @@ TargetStatus ScrapeLoop::Status() const {
 }
 
 int64_t ScrapeLoop::OffsetMs() const {
-  return target_.interval_ms > 0
-             ? static_cast<int64_t>(target_.Hash() % static_cast<uint64_t>(target_.interval_ms))
-             : 0;
+  return target_.interval_ms > 0 ? static_cast<int64_t>((target_.Hash() ^ opts_.offset_seed) %
+                                                        static_cast<uint64_t>(target_.interval_ms))
+                                 : 0;
 }
 
 Labels ScrapeLoop::MutateSampleLabels(std::vector<Label> scraped) const {
@@ -193,6 +184,8 @@ gpumon::Status ScrapeLoop::Collect(const FetchResult& res, int64_t now_ms,
                                    std::vector<Pending>& out, uint64_t& scraped) {
   exposition::Parser parser(res.body, exposition::FormatFromContentType(res.content_type));
   exposition::Entry e;
+  size_t cursor = 0;
+  next_order_.clear();
   for (;;) {
     if (gpumon::Status s = parser.Next(e); !s.ok()) return s;
     if (e.kind == exposition::EntryKind::kEof) break;
@@ -201,21 +194,28 @@ gpumon::Status ScrapeLoop::Collect(const FetchResult& res, int64_t now_ms,
       continue;
     }
     ++scraped;
-    key_.clear();
-    AppendKeyPart(key_, e.name);
-    for (const auto& l : e.labels) {
-      AppendKeyPart(key_, l.name);
-      AppendKeyPart(key_, l.value);
-    }
-    auto it = cache_.find(key_);
-    if (it == cache_.end()) {
+    // The series at the same place as in the last scrape, else a lookup.
+    Cache::value_type* kv = nullptr;
+    // Entries live in scattered heap nodes; fetch the ones a few samples
+    // ahead (the node, then the key it points at) while parsing.
+    if (cursor + 8 < order_.size()) __builtin_prefetch(order_[cursor + 8]);
+    if (cursor + 4 < order_.size()) __builtin_prefetch(order_[cursor + 4]->first.data());
+    if (cursor < order_.size() && order_[cursor]->first == e.series) {
+      kv = order_[cursor];
+    } else if (auto it = cache_.find(e.series); it != cache_.end()) {
+      kv = &*it;
+    } else {
       CacheEntry entry;
       std::vector<Label> items = exposition::ToLabels(e.labels);
       items.push_back({std::string(kMetricName), std::string(e.name)});
       if (gpumon::Status s = NewEntry(std::move(items), entry); !s.ok()) return s;
-      it = cache_.emplace(key_, std::move(entry)).first;
+      kv = &*cache_.emplace(std::string(e.series), std::move(entry)).first;
     }
-    CacheEntry& entry = it->second;
+    if (kv->second.position < order_.size() && order_[kv->second.position] == kv) {
+      cursor = kv->second.position + 1;
+    }
+    next_order_.push_back(kv);
+    CacheEntry& entry = kv->second;
     if (entry.last_attempt == iteration_) continue;  // repeated series: first wins
     entry.last_attempt = iteration_;
     if (entry.dropped) continue;
@@ -223,7 +223,7 @@ gpumon::Status ScrapeLoop::Collect(const FetchResult& res, int64_t now_ms,
     if (opts_.honor_timestamps && e.timestamp_ms) t = *e.timestamp_ms;
     out.push_back({&entry, t, e.value});
     if (opts_.sample_limit > 0 && out.size() > opts_.sample_limit) {
-      return gpumon::Status::Error("sample limit exceeded");
+      return gpumon::Status::Error(kSampleLimitExceeded);
     }
   }
   return gpumon::Status::Ok();
@@ -234,7 +234,10 @@ bool ScrapeLoop::AppendEntry(Appender& app, CacheEntry& e, int64_t t, double v) 
   if (!ref.ok()) {
     // A ref the storage no longer holds, with no labels to fall back on:
     // forget the series so the next scrape builds its labels again.
-    if (e.labels.empty()) e.seen = 0;
+    if (e.labels.empty()) {
+      e.seen = 0;
+      needs_sweep_ = true;
+    }
     return false;
   }
   if (*ref != 0 && e.ref != *ref) {
@@ -277,7 +280,12 @@ void ScrapeLoop::ScrapeOnce(int64_t now_ms) {
   uint64_t appended = 0;
   uint64_t rejected = 0;
   if (err.ok()) {
-    for (const Pending& p : samples) {
+    constexpr size_t kPrefetchDistance = 8;
+    for (size_t i = 0; i < samples.size(); ++i) {
+      if (i + kPrefetchDistance < samples.size()) {
+        app->Prefetch(samples[i + kPrefetchDistance].entry->ref);
+      }
+      const Pending& p = samples[i];
       if (p.entry->seen != previous) ++added;
       p.entry->seen = iteration_;
       if (AppendEntry(*app, *p.entry, p.t, p.v)) {
@@ -290,12 +298,33 @@ void ScrapeLoop::ScrapeOnce(int64_t now_ms) {
   // Series of the previous scrape missing from this one (all of them when
   // this one failed) go stale; long-gone series and entries of a failed
   // first sighting leave the cache.
-  for (auto it = cache_.begin(); it != cache_.end();) {
-    CacheEntry& e = it->second;
+  // Those are all in order_, the previous successful scrape's series.
+  for (Cache::value_type* kv : order_) {
+    CacheEntry& e = kv->second;
     if (e.seen == previous && !e.dropped) app->AppendRef(e.ref, e.labels, now_ms, tsdb::StaleNaN());
-    const bool gone =
-        e.dropped ? e.last_attempt + 4 < iteration_ : e.seen == 0 || e.seen + 4 < iteration_;
-    it = gone ? cache_.erase(it) : std::next(it);
+  }
+  if (err.ok()) {
+    for (size_t i = 0; i < next_order_.size(); ++i) {
+      next_order_[i]->second.position = static_cast<uint32_t>(i);
+    }
+    order_.swap(next_order_);
+  } else {
+    order_.clear();
+  }
+  // A full pass over the cache is rare: when a scrape failed, a series
+  // needs its labels again, or every 16 scrapes for series long gone.
+  if (!err.ok() || needs_sweep_ || ++scrapes_since_sweep_ >= 16) {
+    bool erased = false;
+    for (auto it = cache_.begin(); it != cache_.end();) {
+      CacheEntry& e = it->second;
+      const bool gone =
+          e.dropped ? e.last_attempt + 4 < iteration_ : e.seen == 0 || e.seen + 4 < iteration_;
+      erased = erased || gone;
+      it = gone ? cache_.erase(it) : std::next(it);
+    }
+    if (erased) order_.clear();  // it may point at erased entries
+    needs_sweep_ = false;
+    scrapes_since_sweep_ = 0;
   }
   const double report[5] = {err.ok() ? 1.0 : 0.0, duration_s, static_cast<double>(scraped),
                             static_cast<double>(samples.size()), static_cast<double>(added)};
@@ -317,6 +346,10 @@ void ScrapeLoop::ScrapeOnce(int64_t now_ms) {
   status_.last_scrape_ms = now_ms;
   status_.last_duration_s = duration_s;
   status_.last_samples = appended;
+  ++status_.scrapes_total;
+  if (!err.ok()) ++status_.scrape_failures_total;
+  if (!err.ok() && err.message() == kSampleLimitExceeded) ++status_.sample_limit_exceeded_total;
+  status_.samples_appended_total += appended;
 }
 
 void ScrapeLoop::Start() {
@@ -368,6 +401,8 @@ void ScrapeLoop::Stop(bool mark_stale) {
     LogWarn("stale markers for " + target_.url + ": " + s.message());
   }
   cache_.clear();
+  order_.clear();
+  next_order_.clear();
   wrote_report_ = false;
 }
 

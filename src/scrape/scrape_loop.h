@@ -62,6 +62,10 @@ struct LoopOptions {
   uint64_t label_value_length_limit = 0;
   uint64_t body_size_limit = 0;
   std::vector<RelabelConfig> metric_relabel_configs;
+  // Mixed into the target's offset within the interval, so HA replicas
+  // (different external labels) and different hosts scrape a target at
+  // different times, as Prometheus's offset seed does.
+  uint64_t offset_seed = 0;
 
   static LoopOptions From(const ScrapeConfig& c);
 };
@@ -75,6 +79,11 @@ struct TargetStatus {
   int64_t last_scrape_ms = 0;  // wall clock of the last scrape's start; 0: never
   double last_duration_s = 0;
   uint64_t last_samples = 0;  // post-relabeling, appended
+  // Since the loop started, for self-monitoring.
+  uint64_t scrapes_total = 0;
+  uint64_t scrape_failures_total = 0;
+  uint64_t samples_appended_total = 0;
+  uint64_t sample_limit_exceeded_total = 0;
 };
 
 class ScrapeLoop {
@@ -117,7 +126,14 @@ class ScrapeLoop {
     uint64_t seen = 0;          // last successful scrape (iteration) that had it
     uint64_t last_attempt = 0;  // last scrape that parsed it (repeats within one)
     bool dropped = false;       // metric_relabel_configs dropped it
+    uint32_t position = 0;      // index in the last successful scrape's order
   };
+  // Keys are looked up by string_view, without building a std::string.
+  struct KeyHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  using Cache = std::unordered_map<std::string, CacheEntry, KeyHash, std::equal_to<>>;
   struct Pending {
     CacheEntry* entry;
     int64_t t;
@@ -149,8 +165,15 @@ class ScrapeLoop {
   Fetcher fetch_;
   Clock clock_;
 
-  std::unordered_map<std::string, CacheEntry> cache_;
-  std::string key_;  // scratch for cache keys
+  // Keyed by the series as exposed (Entry::series).
+  Cache cache_;
+  // The last successful scrape's series in order: targets expose them in
+  // the same order every time, so the next one is usually a sequential
+  // compare away, not a hash-table probe.
+  std::vector<Cache::value_type*> order_;
+  std::vector<Cache::value_type*> next_order_;
+  bool needs_sweep_ = false;
+  int scrapes_since_sweep_ = 0;
   // Scrape iterations: every scrape takes the next one; entries seen in
   // the previous one and missing now get stale markers.
   uint64_t iteration_ = 1;

@@ -103,10 +103,11 @@ void AddTsdb(Builder& b) {
            &V::blocks_loaded);
   b.Scalar(kGauge, "gpumon_tsdb_storage_blocks_bytes", "Disk bytes used by all persistent blocks.",
            s, &V::storage_blocks_bytes);
-  b.Scalar(kCounter, "gpumon_tsdb_compactions_total", "Block compactions run since start-up.", s,
-           &V::compactions_total);
+  b.Scalar(kCounter, "gpumon_tsdb_compactions_total",
+           "Head ranges written out as blocks since start-up.", s, &V::compactions_total);
   b.Scalar(kCounter, "gpumon_tsdb_compactions_failed_total",
-           "Block compactions that failed since start-up.", s, &V::compactions_failed_total);
+           "Storage maintenance runs (head write-out, compaction, retention) that failed.", s,
+           &V::compactions_failed_total);
   b.Scalar(kCounter, "gpumon_tsdb_wal_records_total",
            "Records written to the write-ahead log since start-up.", s, &V::wal_records_total);
   b.Scalar(kCounter, "gpumon_tsdb_wal_bytes_total",

@@ -118,6 +118,22 @@ TEST(TextParserTest, SamplesMetadataAndComments) {
   EXPECT_EQ(e[5].kind, EntryKind::kEof);
 }
 
+// Entry::series is the sample's name and label set exactly as written.
+TEST(TextParserTest, SeriesIsTheNameAndLabelSetAsWritten) {
+  const std::string text = "a 1\nb{x=\"1\",y=\"q\\\"\"}  2 1000\nc { } 3\n";
+  for (Format f : {Format::kText004}) {
+    Parser parser(text, f);
+    Entry e;
+    std::vector<std::string> series;
+    while (parser.Next(e).ok() && e.kind != EntryKind::kEof) series.emplace_back(e.series);
+    EXPECT_EQ(series, (std::vector<std::string>{"a", "b{x=\"1\",y=\"q\\\"\"}", "c { }"}));
+  }
+  Parser om("d{z=\"1\"} 4\n# EOF\n", Format::kOpenMetrics1);
+  Entry e;
+  ASSERT_TRUE(om.Next(e).ok());
+  EXPECT_EQ(e.series, "d{z=\"1\"}");
+}
+
 TEST(TextParserTest, LabelValueEscapes) {
   auto result = ParseAll(R"(m{a="x\\y",b="q\"q",c="l\nl",d="tab\tstays",e="caf)"
                          "\xc3\xa9"

@@ -145,6 +145,39 @@ TEST(ScrapeLoopTest, SteadyStateScrapesAppendByRefIntoTheHead) {
   EXPECT_TRUE(tsdb::IsStaleNaN(x2[2].v));
 }
 
+// The cache follows the exposition's order but does not depend on it:
+// insertions, reordering and a series written with its labels in another
+// order keep every sample, and only series that really left go stale.
+TEST(ScrapeLoopTest, CacheSurvivesReorderingAndInsertions) {
+  tsdb::head::Head head;
+  FakeTarget ft{"a 1\nb 2\nc 3\n"};
+  ScrapeLoop loop(MakeTarget(), {}, HeadAppenderFactory([&head] { return head.Appender(); }),
+                  ft.Fetch());
+  loop.ScrapeOnce(1000);
+  ft.body = "a 1\nx 9\nb 2\nc 3\n";
+  loop.ScrapeOnce(2000);
+  ft.body = "c 3\nb 2\na 1\n";
+  loop.ScrapeOnce(3000);
+  for (const char* name : {"a", "b", "c"}) {
+    auto got = HeadSamples(head, name);
+    ASSERT_EQ(got.size(), 3u) << name;
+    EXPECT_EQ(got[2].t, 3000) << name;
+    EXPECT_FALSE(tsdb::IsStaleNaN(got[2].v)) << name;
+  }
+  auto x = HeadSamples(head, "x");
+  ASSERT_EQ(x.size(), 2u);
+  EXPECT_TRUE(tsdb::IsStaleNaN(x[1].v));
+
+  ft.body = "m{p=\"1\",q=\"2\"} 1\n";
+  loop.ScrapeOnce(4000);
+  ft.body = "m{q=\"2\",p=\"1\"} 2\n";
+  loop.ScrapeOnce(5000);
+  auto m = HeadSamples(head, "m");
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[1].t, 5000);
+  EXPECT_EQ(m[1].v, 2) << "the same series under other text is not marked stale";
+}
+
 TEST(ScrapeLoopTest, DisappearedSeriesGetsStaleMarker) {
   Store store;
   FakeTarget ft{"a 1\nb 2\n"};
@@ -196,6 +229,12 @@ TEST(ScrapeLoopTest, SampleLimitFailsTheScrape) {
   ft.body = "a 1\nb 2\n";
   loop.ScrapeOnce(2000);
   EXPECT_EQ(store.Of(kUp).back().v, 1);
+  // The counters self-monitoring reads.
+  const TargetStatus st = loop.Status();
+  EXPECT_EQ(st.scrapes_total, 2u);
+  EXPECT_EQ(st.scrape_failures_total, 1u);
+  EXPECT_EQ(st.sample_limit_exceeded_total, 1u);
+  EXPECT_EQ(st.samples_appended_total, 2u);
 }
 
 TEST(ScrapeLoopTest, LabelLimitFailsTheScrape) {

@@ -194,6 +194,9 @@ class QueueingAppender : public scrape::Appender {
     if (active_) buffer_.push_back({series->labels, t_ms, v});
     return series->ref;
   }
+  void Prefetch(uint64_t ref) override {
+    if (!active_ && (ref & kPassThroughTag) != 0) inner_->Prefetch(ref & ~kPassThroughTag);
+  }
   Status Commit() override {
     Status s = inner_->Commit();
     if (s.ok() && !buffer_.empty()) state_->Enqueue(buffer_);

@@ -301,13 +301,17 @@ Status DB::Maintain() {
          head_->MaxTime() - head_->MinTime() > range * 3 / 2) {
     int64_t mint = head_->MinTime();
     int64_t start = mint - (((mint % range) + range) % range);
-    if (Status s = PersistHead(start, start + range); !s.ok()) return s;
+    if (Status s = PersistHead(start, start + range); !s.ok()) {
+      maintain_failures_.fetch_add(1, std::memory_order_relaxed);
+      return s;
+    }
+    head_blocks_written_.fetch_add(1, std::memory_order_relaxed);
   }
-  if (Status s = CompactBlocks(); !s.ok()) return s;
-  if (opts_.downsample) {
-    if (Status s = DownsampleBlocks(); !s.ok()) return s;
-  }
-  return ApplyRetention();
+  Status s = CompactBlocks();
+  if (s.ok() && opts_.downsample) s = DownsampleBlocks();
+  if (s.ok()) s = ApplyRetention();
+  if (!s.ok()) maintain_failures_.fetch_add(1, std::memory_order_relaxed);
+  return s;
 }
 
 void DB::MaintainLoop() {

@@ -100,6 +100,12 @@ class DB {
   // not changed; the copy opens with DB::Open.
   Status Snapshot(const std::string& dir, bool with_head);
   DbStats Stats() const;
+  // Head ranges written out as blocks, and maintenance runs that failed,
+  // since the DB was opened (cheap; for self-monitoring).
+  uint64_t HeadBlocksWritten() const {
+    return head_blocks_written_.load(std::memory_order_relaxed);
+  }
+  uint64_t MaintainFailures() const { return maintain_failures_.load(std::memory_order_relaxed); }
   const std::string& dir() const { return dir_; }
   head::Head& head() { return *head_; }
   std::vector<std::shared_ptr<block::Block>> blocks() const;
@@ -126,6 +132,8 @@ class DB {
 
   mutable std::shared_mutex blocks_mu_;
   std::vector<std::shared_ptr<block::Block>> blocks_;  // sorted by min_time
+  std::atomic<uint64_t> head_blocks_written_{0};
+  std::atomic<uint64_t> maintain_failures_{0};
   std::mutex maintain_mu_;
 
   std::mutex loop_mu_;

@@ -184,6 +184,9 @@ class Head {
   // series' directory lock, so garbage collection cannot race it). Without
   // it the caller must hold commit_mu_ or apply_mu_ to keep the series.
   Series* LookupRef(uint64_t ref, bool take_pending) const;
+  void PrefetchSeries(uint64_t ref) const {
+    if (const Series* s = series_.Get(ref)) __builtin_prefetch(s);
+  }
   Result<Series*> GetOrCreate(const Labels& labels, uint64_t want_ref, bool take_pending);
   // Sorted refs of the series matching all matchers.
   Result<index::Postings> Postings(std::span<const Matcher> matchers) const;

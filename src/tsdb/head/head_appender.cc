@@ -43,6 +43,8 @@ uint32_t HeadAppender::AddEntry(Series* s) {
   return idx;
 }
 
+void HeadAppender::Prefetch(uint64_t ref) const { head_->PrefetchSeries(ref); }
+
 Result<uint64_t> HeadAppender::Append(uint64_t ref, const Labels& labels, int64_t t, double v) {
   int idx = ref != 0 ? FindEntry(ref) : -1;
   if (idx < 0) {

@@ -35,6 +35,9 @@ class HeadAppender {
   HeadAppender& operator=(const HeadAppender&) = delete;
 
   Result<uint64_t> Append(uint64_t ref, const Labels& labels, int64_t t, double v);
+  // A hint: an Append with `ref` follows soon; starts fetching its series
+  // into the cache (a large head's series are cold).
+  void Prefetch(uint64_t ref) const;
   Status Commit();
   void Rollback();
   // Samples buffered (excluding ignored duplicates).
