@@ -68,24 +68,7 @@ void LocalCollection::ScrapeNow(int64_t now_ms) {
 std::vector<scrape::TargetSnapshot> LocalCollection::Targets() const {
   std::vector<scrape::TargetSnapshot> out;
   for (const auto& loop : impl_->loops) {
-    const scrape::Target& t = loop->target();
-    scrape::TargetStatus st = loop->Status();
-    scrape::TargetSnapshot s;
-    s.labels = t.labels;
-    s.discovered_labels = t.discovered;
-    s.scrape_pool = t.scrape_pool;
-    s.scrape_url = t.url;
-    s.last_error = st.last_error;
-    s.last_scrape_ms = st.last_scrape_ms;
-    s.last_scrape_duration_s = st.last_duration_s;
-    s.scrapes_total = st.scrapes_total;
-    s.scrape_failures_total = st.scrape_failures_total;
-    s.samples_appended_total = st.samples_appended_total;
-    s.sample_limit_exceeded_total = st.sample_limit_exceeded_total;
-    s.health = st.health;
-    s.scrape_interval_ms = t.interval_ms;
-    s.scrape_timeout_ms = t.timeout_ms;
-    out.push_back(std::move(s));
+    out.push_back(scrape::SnapshotOf(*loop));
   }
   return out;
 }

@@ -12,6 +12,7 @@
 #include <variant>
 #include <vector>
 
+#include "promql/parser/quote.h"
 #include "rules/status_macros.h"
 
 namespace gpumon::rules {
@@ -857,37 +858,7 @@ std::string Pad(std::string s, int width, bool minus, bool zero) {
   return std::string(n, zero ? '0' : ' ') + s;
 }
 
-std::string GoQuote(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (c < 0x20) {
-          char b[8];
-          std::snprintf(b, sizeof(b), "\\x%02x", c);
-          out += b;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
-}
+using promql::internal::GoQuote;  // fmt's %q
 
 std::string GoSprintf(const std::string& fmt, const std::vector<Value>& args) {
   std::string out;

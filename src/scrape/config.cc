@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -856,25 +857,6 @@ Status ParseAlerting(const Reader& r, const YAML::Node& node, const std::string&
       });
 }
 
-// Headers a remote write config may not set, because the sender owns them
-// (Prometheus's list; Authorization has its own message).
-const std::set<std::string> kReservedHeaders = {"host",
-                                                "content-encoding",
-                                                "content-length",
-                                                "content-type",
-                                                "user-agent",
-                                                "connection",
-                                                "keep-alive",
-                                                "proxy-authenticate",
-                                                "proxy-authorization",
-                                                "www-authenticate",
-                                                "accept-encoding",
-                                                "x-prometheus-remote-write-version",
-                                                "x-prometheus-remote-read-version",
-                                                "x-amz-date",
-                                                "x-amz-security-token",
-                                                "x-amz-content-sha256"};
-
 Status ParseQueueConfig(const Reader& r, const YAML::Node& node, const std::string& path,
                         RemoteWriteQueueConfig& q) {
   SeenFields seen;
@@ -986,7 +968,7 @@ Status ParseRemoteWrite(const Reader& r, const YAML::Node& node, const std::stri
                              "authorization header must be changed via the basic_auth, "
                              "authorization, oauth2, sigv4, azuread or google_iam parameter");
             }
-            if (kReservedHeaders.count(lower)) {
+            if (IsReservedRemoteWriteHeader(lower)) {
               return r.Error(k, field + "." + name,
                              name + " is a reserved header. It must not be changed");
             }
@@ -1307,6 +1289,32 @@ Result<std::vector<TargetGroup>> ReadTargetFile(const std::string& path) {
   });
   if (!s.ok()) return s;
   return groups;
+}
+
+bool IsReservedRemoteWriteHeader(std::string_view name) {
+  // Prometheus's list: headers the protocol or the HTTP client own.
+  static const std::set<std::string, std::less<>> kReserved = {
+      "authorization",
+      "host",
+      "content-encoding",
+      "content-length",
+      "content-type",
+      "user-agent",
+      "connection",
+      "keep-alive",
+      "proxy-authenticate",
+      "proxy-authorization",
+      "www-authenticate",
+      "accept-encoding",
+      "x-prometheus-remote-write-version",
+      "x-prometheus-remote-read-version",
+      "x-prometheus-scrape-timeout-seconds",
+      "x-amz-date",
+      "x-amz-security-token",
+      "x-amz-content-sha256"};
+  std::string lower(name);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return kReserved.count(lower) > 0;
 }
 
 }  // namespace gpumon::scrape

@@ -45,6 +45,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/labels.h"
@@ -233,6 +234,9 @@ Result<Config> LoadConfig(const std::string& path);
 
 // Reads one file_sd target file (YAML or JSON by extension).
 Result<std::vector<TargetGroup>> ReadTargetFile(const std::string& path);
+
+// Whether a remote_write header is one the sender owns (case-insensitive).
+bool IsReservedRemoteWriteHeader(std::string_view name);
 
 // Parses a byte size such as "10MB", "512KiB" or "0" (Prometheus units).
 Result<uint64_t> ParseByteSize(std::string_view text);

@@ -268,6 +268,27 @@ void Manager::Stop() {
   StopAll(all, true);
 }
 
+TargetSnapshot SnapshotOf(const ScrapeLoop& loop) {
+  const Target& t = loop.target();
+  const TargetStatus st = loop.Status();
+  TargetSnapshot s;
+  s.labels = t.labels;
+  s.discovered_labels = t.discovered;
+  s.scrape_pool = t.scrape_pool;
+  s.scrape_url = t.url;
+  s.last_error = st.last_error;
+  s.last_scrape_ms = st.last_scrape_ms;
+  s.last_scrape_duration_s = st.last_duration_s;
+  s.health = st.health;
+  s.scrape_interval_ms = t.interval_ms;
+  s.scrape_timeout_ms = t.timeout_ms;
+  s.scrapes_total = st.scrapes_total;
+  s.scrape_failures_total = st.scrape_failures_total;
+  s.samples_appended_total = st.samples_appended_total;
+  s.sample_limit_exceeded_total = st.sample_limit_exceeded_total;
+  return s;
+}
+
 std::vector<TargetMetadata> Manager::Metadata() const {
   std::vector<TargetMetadata> out;
   std::lock_guard<std::mutex> lock(mu_);
@@ -284,24 +305,7 @@ std::vector<TargetSnapshot> Manager::Targets() const {
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& [name, pool] : pools_) {
     for (const auto& [h, loop] : pool->loops) {
-      const Target& t = loop->target();
-      TargetStatus st = loop->Status();
-      TargetSnapshot s;
-      s.labels = t.labels;
-      s.discovered_labels = t.discovered;
-      s.scrape_pool = t.scrape_pool;
-      s.scrape_url = t.url;
-      s.last_error = st.last_error;
-      s.last_scrape_ms = st.last_scrape_ms;
-      s.last_scrape_duration_s = st.last_duration_s;
-      s.scrapes_total = st.scrapes_total;
-      s.scrape_failures_total = st.scrape_failures_total;
-      s.samples_appended_total = st.samples_appended_total;
-      s.sample_limit_exceeded_total = st.sample_limit_exceeded_total;
-      s.health = st.health;
-      s.scrape_interval_ms = t.interval_ms;
-      s.scrape_timeout_ms = t.timeout_ms;
-      out.push_back(std::move(s));
+      out.push_back(SnapshotOf(*loop));
     }
   }
   return out;

@@ -60,6 +60,9 @@ struct TargetSnapshot {
   uint64_t sample_limit_exceeded_total = 0;
 };
 
+// The snapshot of one running loop.
+TargetSnapshot SnapshotOf(const ScrapeLoop& loop);
+
 // A target that relabeling dropped.
 struct DroppedTargetSnapshot {
   Labels discovered_labels;

@@ -18,33 +18,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Headers the protocol or the HTTP client own (Prometheus's list).
-constexpr const char* kReservedHeaders[] = {
-    "authorization",
-    "host",
-    "content-encoding",
-    "content-length",
-    "content-type",
-    "user-agent",
-    "connection",
-    "keep-alive",
-    "proxy-authenticate",
-    "proxy-authorization",
-    "www-authenticate",
-    "accept-encoding",
-    "x-prometheus-remote-write-version",
-    "x-prometheus-remote-read-version",
-    "x-prometheus-scrape-timeout-seconds",
-    "x-amz-date",
-    "x-amz-security-token",
-    "x-amz-content-sha256",
-};
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 void Field(std::string& out, std::string_view s) {
   out += std::to_string(s.size());
   out += ':';
@@ -259,12 +232,9 @@ Status WriteStorage::ApplyConfig(const std::vector<scrape::RemoteWriteConfig>& c
       return Status::Error(where + ": field \"url\": \"" + c.url + "\" is not an http(s) URL");
     }
     for (const auto& [header, value] : c.headers) {
-      const std::string lower = Lower(header);
-      for (const char* reserved : kReservedHeaders) {
-        if (lower == reserved) {
-          return Status::Error(where + ": field \"headers\": " + header +
-                               " is a reserved header. It must not be changed");
-        }
+      if (scrape::IsReservedRemoteWriteHeader(header)) {
+        return Status::Error(where + ": field \"headers\": " + header +
+                             " is a reserved header. It must not be changed");
       }
     }
     for (size_t r = 0; r < c.write_relabel_configs.size(); ++r) {

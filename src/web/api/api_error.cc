@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "promql/parser/quote.h"
+
 namespace gpumon::web::api {
 
 const char* ErrorKindName(ErrorKind kind) {
@@ -68,36 +70,6 @@ ApiError InvalidParam(std::string_view name, std::string_view message) {
   return {ErrorKind::kBadData, "invalid parameter " + GoQuote(name) + ": " + std::string(message)};
 }
 
-std::string GoQuote(std::string_view s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (c < 0x20 || c == 0x7f) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\x%02x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
-}
+std::string GoQuote(std::string_view s) { return promql::internal::GoQuote(s); }
 
 }  // namespace gpumon::web::api
