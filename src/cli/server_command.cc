@@ -150,6 +150,11 @@ selfmon::TsdbStatsView TsdbView(tsdb::db::DB& db) {
   for (const auto& b : blocks) bytes += b->SizeBytes();
   v.blocks_loaded = static_cast<double>(blocks.size());
   v.compactions_total = static_cast<double>(db.HeadBlocksWritten());
+  const tsdb::wal::WalWriterStats wal = db.WalStats();
+  v.wal_records_total = static_cast<double>(wal.records);
+  v.wal_bytes_total = static_cast<double>(wal.bytes);
+  v.wal_fsyncs_total = static_cast<double>(wal.syncs);
+  v.wal_segments_created_total = static_cast<double>(wal.segments_created);
   v.compactions_failed_total = static_cast<double>(db.MaintainFailures());
   v.storage_blocks_bytes = static_cast<double>(bytes);
   return v;

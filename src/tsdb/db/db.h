@@ -106,6 +106,8 @@ class DB {
     return head_blocks_written_.load(std::memory_order_relaxed);
   }
   uint64_t MaintainFailures() const { return maintain_failures_.load(std::memory_order_relaxed); }
+  // What the WAL wrote since the DB was opened (zeros without a WAL).
+  wal::WalWriterStats WalStats() const { return wal_ ? wal_->stats() : wal::WalWriterStats{}; }
   const std::string& dir() const { return dir_; }
   head::Head& head() { return *head_; }
   std::vector<std::shared_ptr<block::Block>> blocks() const;
