@@ -59,8 +59,11 @@ class PenaltyIterator : public SeriesIterator {
     // sampling rate.
     // Before an interval is known the penalty is kInitialPenalty itself
     // (Thanos's 5 s), not twice it.
-    const int64_t delta = SatAdd(best_t, -last_t_);
-    const int64_t penalty = has_last_ ? SatAdd(delta, delta) : kInitialPenalty;
+    int64_t penalty = kInitialPenalty;
+    if (has_last_) {
+      const int64_t delta = SatAdd(best_t, -last_t_);
+      penalty = SatAdd(delta, delta);
+    }
     for (size_t i = 0; i < reps_.size(); ++i) {
       reps_[i].penalty = static_cast<int>(i) == best ? 0 : penalty;
     }
