@@ -42,11 +42,6 @@ std::string Rfc3339(int64_t ms) {
 
 }  // namespace
 
-std::string TargetsJson(const std::vector<TargetSnapshot>& targets, const std::string& state,
-                        const std::string& pool) {
-  return TargetsJson(targets, {}, {}, state, pool);
-}
-
 std::string TargetsJson(const std::vector<TargetSnapshot>& targets,
                         const std::vector<DroppedTargetSnapshot>& dropped,
                         const std::map<std::string, size_t>& dropped_counts,

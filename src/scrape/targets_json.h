@@ -28,8 +28,4 @@ std::string TargetsJson(const std::vector<TargetSnapshot>& targets,
                         const std::map<std::string, size_t>& dropped_counts,
                         const std::string& state, const std::string& pool);
 
-// Without dropped targets (sources that have none).
-std::string TargetsJson(const std::vector<TargetSnapshot>& targets, const std::string& state,
-                        const std::string& pool);
-
 }  // namespace gpumon::scrape
