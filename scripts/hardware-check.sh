@@ -28,6 +28,11 @@ curl -sf -H 'Accept: application/openmetrics-text; version=1.0.0' \
   "http://127.0.0.1:$port/metrics" >"$out/metrics-openmetrics.txt"
 sleep 5
 curl -sf "http://127.0.0.1:$port/metrics" >"$out/metrics-both-later.txt"
+# The agent's health, and the GPU's own limits as this driver reports them
+# (absolute thresholds, or derived from the T.Limit fields on drivers that
+# dropped them), its T.Limit margin and the recommended recovery action.
 grep -E '^(gpumon_nvml_up|gpumon_gpus|gpumon_nvml_errors_total|process_resident_memory_bytes)' \
   "$out/metrics-both-later.txt" >"$out/summary.txt" || true
+grep -E '^(gpu_(shutdown|slowdown|max_operating|memory_max_operating)_temperature_celsius|gpu_temperature_margin_celsius|gpu_recovery_action|gpu_temperature_celsius|gpu_memory_temperature_celsius)\{' \
+  "$out/metrics-both-later.txt" >>"$out/summary.txt" || true
 echo "saved to $out"; cat "$out/summary.txt"

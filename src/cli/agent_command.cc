@@ -25,7 +25,11 @@ constexpr const char* kIndexPage =
 
 constexpr const char* kUsage =
     "usage: gpumon agent [--listen HOST:PORT] [--config FILE] [--names native|dcgm|both]\n"
-    "                    [--simulate SPEC] [--seed N] [--nvml-lib PATH] [--hostname NAME]\n";
+    "                    [--simulate SPEC] [--seed N] [--nvml-lib PATH] [--hostname NAME]\n"
+    "                    [--scenario SPEC]... [--speed X] [--ground-truth FILE]\n"
+    "With --simulate: --scenario (repeatable) runs simulator scenarios, e.g.\n"
+    "thermal-runaway:gpu=3:start=20m; --speed runs simulated time X times faster;\n"
+    "--ground-truth rewrites FILE with what really happened every few seconds and at exit.\n";
 
 }  // namespace
 
@@ -40,6 +44,9 @@ int RunAgent(const std::vector<std::string>& args) {
                                    {"seed", true},
                                    {"nvml-lib", true},
                                    {"hostname", true},
+                                   {"scenario", true},
+                                   {"speed", true},
+                                   {"ground-truth", true},
                                    {"help", false}});
   if (!flags.ok()) {
     std::cerr << "gpumon agent: " << flags.status().message() << "\n" << kUsage;
@@ -74,8 +81,22 @@ int RunAgent(const std::vector<std::string>& args) {
   options.enabled = config.enabled;
   std::string library = config.nvml_library.value_or(gpu::kDefaultNvmlLibrary);
   if (auto spec = flags->Get("simulate")) {
-    library = EnableSimulation(*spec, flags->Get("seed").value_or("1"));
+    SimulationSettings sim;
+    sim.spec = *spec;
+    sim.seed = flags->Get("seed").value_or("1");
+    if (Status s = ReadScenarioFlags(*flags, &sim); !s.ok()) {
+      std::cerr << "gpumon agent: " << s.message() << "\n";
+      return 2;
+    }
+    if (Status s = CheckSimulation(sim); !s.ok()) {
+      std::cerr << "gpumon agent: " << s.message() << "\n";
+      return 2;
+    }
+    library = EnableSimulation(sim);
     options.simulated = true;
+  } else if (flags->Has("scenario") || flags->Has("speed")) {
+    std::cerr << "gpumon agent: --scenario and --speed need --simulate\n";
+    return 2;
   }
   if (auto lib = flags->Get("nvml-lib")) library = *lib;
 
@@ -88,6 +109,8 @@ int RunAgent(const std::vector<std::string>& args) {
   OnTerminationSignal([&server] { server.Stop(); });
 
   std::unique_ptr<gpu::NvmlSession> session;
+  // Simulated time 0 is (within a millisecond) this moment.
+  const int64_t t0_unix_ms = UnixNowMs();
   auto started = gpu::NvmlSession::Start(library);
   if (started.ok()) {
     session = std::move(started).value();
@@ -103,6 +126,19 @@ int RunAgent(const std::vector<std::string>& args) {
   } else {
     LogError("NVML unavailable, serving agent metrics only (gpumon_nvml_up 0): " +
              started.status().message());
+  }
+  std::unique_ptr<GroundTruthFile> truth;
+  if (auto path = flags->Get("ground-truth")) {
+    auto opened = session
+                      ? GroundTruthFile::Open(library, *path, static_cast<double>(t0_unix_ms), 0)
+                      : Result<std::unique_ptr<GroundTruthFile>>(
+                            Status::Error("--ground-truth: NVML did not start"));
+    if (!opened.ok()) {
+      std::cerr << "gpumon agent: " << opened.status().message() << "\n";
+      return 2;
+    }
+    truth = std::move(opened).value();
+    truth->StartPeriodic(std::chrono::seconds(5));
   }
   gpu::GpuCollector collector(session ? &session->library() : nullptr, options,
                               session ? session->versions() : gpu::SystemVersions{});
@@ -145,6 +181,7 @@ int RunAgent(const std::vector<std::string>& args) {
   server.Run();
   if (xids) xids->Stop();
   scheduler.Stop();
+  if (truth) truth->Stop();
   return 0;
 }
 

@@ -20,6 +20,15 @@ int RunCatalog(const std::vector<std::string>& args);
 int RunTsdb(const std::vector<std::string>& args);
 int RunServer(const std::vector<std::string>& args);
 int RunPromqlTest(const std::vector<std::string>& args);
+// `gpumon rules <subcommand>`: dispatches to the Run functions below
+// (table in rules_command.cc; one file per subcommand).
+int RunRules(const std::vector<std::string>& args);
+int RunRulesCheck(const std::vector<std::string>& args);
+int RunRulesTest(const std::vector<std::string>& args);
+// `gpumon rules backtest` (dispatched by `gpumon rules`).
+int RunRulesBacktest(const std::vector<std::string>& args);
+// `gpumon rules convert --names dcgm` (dispatched by `gpumon rules`).
+int RunRulesConvert(const std::vector<std::string>& args);
 
 // A /metrics endpoint rendering `collector`'s snapshot in `scheme`.
 std::unique_ptr<web::MetricsEndpoint> MakeCollectorEndpoint(const gpu::GpuCollector& collector,

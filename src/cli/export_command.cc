@@ -9,13 +9,19 @@
 // keeps the values. Output: each family once, its series in order of first
 // appearance, each series' samples in time order, timestamps in seconds,
 // "# EOF" at the end. The same flags (seed, start, interval, ...) give a
-// byte-identical file.
+// byte-identical file. XID events are read synchronously after each step's
+// collection, so gpu_xid_errors_total counts them at the step they happened
+// in. With --speed X, the sample at export time start + k * interval holds
+// the simulator's state at k * interval * X (what a scraper of an agent
+// running at --speed X records); --ground-truth writes the run's ground
+// truth with t_unix_ms = start + t_ms / X.
 #include <dlfcn.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -39,10 +45,14 @@ constexpr const char* kUsage =
     "usage: gpumon simulate-export --out FILE --nodes N [--gpus 8] [--model h200]\n"
     "                              [--duration 4h] [--interval 15s] [--start UNIX_SECONDS]\n"
     "                              [--seed K] [--names native|dcgm|both]\n"
+    "                              [--scenario SPEC]... [--speed X] [--ground-truth FILE]\n"
     "Writes simulated GPU metrics over a span of time as one OpenMetrics file\n"
     "(timestamps in seconds, as `promtool tsdb create-blocks-from openmetrics`\n"
     "takes). --start defaults to now minus --duration, rounded down to --interval.\n"
-    "Every series carries simulated=\"true\".\n";
+    "Every series carries simulated=\"true\". --scenario (repeatable) runs simulator\n"
+    "scenarios (node=N is N's --gpus GPUs); --speed X puts X simulated ms in each ms of\n"
+    "the export; --ground-truth writes what really happened, times also in the export's\n"
+    "unix ms (t_unix_ms).\n";
 
 // Samples per rendered batch: bounds the scratch memory of the writer.
 constexpr size_t kBatch = 2048;
@@ -252,6 +262,9 @@ int RunSimulateExport(const std::vector<std::string>& args) {
                                    {"start", true},
                                    {"seed", true},
                                    {"names", true},
+                                   {"scenario", true},
+                                   {"speed", true},
+                                   {"ground-truth", true},
                                    {"help", false}});
   if (!flags.ok()) {
     std::cerr << "gpumon simulate-export: " << flags.status().message() << "\n" << kUsage;
@@ -303,11 +316,20 @@ int RunSimulateExport(const std::vector<std::string>& args) {
   if (!scheme) return fail("--names must be native, dcgm or both");
 
   const std::string model = flags->Get("model").value_or("h200");
+  SimulationSettings sim;
+  sim.spec = model + "x" + std::to_string(*nodes * *gpus);
+  sim.seed = std::to_string(*seed);
+  sim.node_size = static_cast<int>(*gpus);
+  if (Status s = ReadScenarioFlags(*flags, &sim); !s.ok()) return fail(s.message());
+  if (Status s = CheckSimulation(sim); !s.ok()) return fail(s.message());
+  // The virtual clock does not scale; the export maps its own time.
+  const double speed = sim.speed;
+  sim.speed = 1;
   // The fleet's time moves only when set below, so hours of history take
   // only as long as the CPU needs.
   setenv("GPUMON_SIM_CLOCK", "virtual", 1);
-  const std::string library =
-      EnableSimulation(model + "x" + std::to_string(*nodes * *gpus), std::to_string(*seed));
+  unsetenv("GPUMON_SIM_SPEED");
+  const std::string library = EnableSimulation(sim);
   auto session = gpu::NvmlSession::Start(library);
   if (!session.ok()) {
     std::cerr << "gpumon simulate-export: " << session.status().message() << "\n";
@@ -323,6 +345,17 @@ int RunSimulateExport(const std::vector<std::string>& args) {
               << " has no virtual clock (gpumonSimSetTimeMs)\n";
     if (handle != nullptr) dlclose(handle);
     return 1;
+  }
+
+  std::unique_ptr<GroundTruthFile> truth;
+  if (auto path = flags->Get("ground-truth")) {
+    auto opened = GroundTruthFile::Open(library, *path, static_cast<double>(start_ms), speed);
+    if (!opened.ok()) {
+      std::cerr << "gpumon simulate-export: " << opened.status().message() << "\n";
+      dlclose(handle);
+      return 1;
+    }
+    truth = std::move(opened).value();
   }
 
   std::FILE* file = std::fopen(out_path->c_str(), "wb");
@@ -346,17 +379,43 @@ int RunSimulateExport(const std::vector<std::string>& args) {
     c->Discover();
     collectors.push_back(std::move(c));
   }
+  // XID events, read after each step's collection (no watcher thread, so
+  // the file stays a function of the flags).
+  gpu::NvmlLibrary& nvml = (*session)->library();
+  nvmlEventSet_t events = nullptr;
+  if (nvml.nvmlEventSetCreate && nvml.nvmlDeviceRegisterEvents && nvml.nvmlEventSetWait_v2 &&
+      nvml.nvmlEventSetFree && nvml.nvmlEventSetCreate(&events) == NVML_SUCCESS) {
+    for (auto& c : collectors) {
+      for (const auto& d : c->devices()) {
+        if (d.handle != nullptr) {
+          nvml.nvmlDeviceRegisterEvents(d.handle, nvmlEventTypeXidCriticalError, events);
+        }
+      }
+    }
+  }
+  auto drain_xids = [&] {
+    if (events == nullptr) return;
+    nvmlEventData_t data{};
+    while (nvml.nvmlEventSetWait_v2(events, &data, 0) == NVML_SUCCESS) {
+      if (!(data.eventType & nvmlEventTypeXidCriticalError)) continue;
+      for (auto& c : collectors) c->RecordXid(data.device, static_cast<unsigned>(data.eventData));
+    }
+  };
 
   History history(static_cast<size_t>(steps));
   Progress progress;
   std::vector<exposition::MetricFamily> families;
   for (int64_t step = 0; step < steps; ++step) {
-    set_time(step * interval_ms);
+    set_time(std::llround(static_cast<double>(step * interval_ms) * speed));
     for (auto& c : collectors) {
       for (int g = 0; g < gpu::kGroupCount; ++g) {
-        if (static_cast<gpu::Group>(g) != gpu::Group::kAgent)
-          c->Collect(static_cast<gpu::Group>(g));
+        const auto group = static_cast<gpu::Group>(g);
+        if (group != gpu::Group::kAgent && group != gpu::Group::kXid) c->Collect(group);
       }
+    }
+    drain_xids();
+    for (auto& c : collectors) {
+      c->Collect(gpu::Group::kXid);
       gpu::Snapshot snapshot = c->snapshot();
       snapshot.groups[static_cast<size_t>(gpu::Group::kAgent)] = nullptr;
       families.clear();
@@ -364,6 +423,14 @@ int RunSimulateExport(const std::vector<std::string>& args) {
       history.Add(families, static_cast<uint32_t>(step));
     }
     progress.Update("simulating", static_cast<uint64_t>(step + 1), static_cast<uint64_t>(steps));
+  }
+  if (events != nullptr) nvml.nvmlEventSetFree(events);
+  if (truth) {
+    if (Status s = truth->Write(); !s.ok()) {
+      std::cerr << "gpumon simulate-export: --ground-truth: " << s.message() << "\n";
+      return 1;
+    }
+    truth.reset();
   }
   collectors.clear();
   session->reset();

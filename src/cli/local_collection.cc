@@ -44,6 +44,7 @@ scrape::Fetcher InProcessFetch(std::function<void(exposition::Format, std::strin
 
 struct LocalCollection::Impl {
   std::unique_ptr<gpu::NvmlSession> session;
+  std::unique_ptr<GroundTruthFile> ground_truth;  // before the session goes
   std::unique_ptr<gpu::GpuCollector> collector;
   gpu::CollectionScheduler scheduler;
   std::unique_ptr<gpu::XidWatcher> xids;
@@ -82,6 +83,7 @@ void LocalCollection::Stop() {
   for (auto& loop : impl_->loops) loop->Stop(true);
   if (impl_->xids) impl_->xids->Stop();
   if (impl_->scheduler_started) impl_->scheduler.Stop();
+  if (impl_->ground_truth) impl_->ground_truth->Stop();
 }
 
 Result<std::unique_ptr<LocalCollection>> StartLocalCollection(const LocalCollectionOptions& options,
@@ -101,7 +103,15 @@ Result<std::unique_ptr<LocalCollection>> StartLocalCollection(const LocalCollect
     // Asked-for libraries must load; the default driver may be absent.
     bool required = false;
     if (options.simulate_spec) {
-      library = EnableSimulation(*options.simulate_spec, options.seed);
+      SimulationSettings sim;
+      sim.spec = *options.simulate_spec;
+      sim.seed = options.seed;
+      sim.scenarios = options.scenarios;
+      sim.speed = options.speed;
+      if (Status s = CheckSimulation(sim); !s.ok()) {
+        return Status::Error("local collection: " + s.message());
+      }
+      library = EnableSimulation(sim);
       copts.simulated = true;
       required = true;
     }
@@ -109,6 +119,8 @@ Result<std::unique_ptr<LocalCollection>> StartLocalCollection(const LocalCollect
       library = options.nvml_library;
       required = true;
     }
+    // Simulated time 0 is (within a millisecond) this moment.
+    const int64_t t0_unix_ms = UnixNowMs();
     auto started = gpu::NvmlSession::Start(library);
     std::string nvml_error;
     if (started.ok()) {
@@ -123,6 +135,15 @@ Result<std::unique_ptr<LocalCollection>> StartLocalCollection(const LocalCollect
                            started.status().message());
     } else {
       nvml_error = started.status().message();
+    }
+    if (!options.ground_truth_file.empty()) {
+      auto opened = impl->session ? GroundTruthFile::Open(library, options.ground_truth_file,
+                                                          static_cast<double>(t0_unix_ms), 0)
+                                  : Result<std::unique_ptr<GroundTruthFile>>(
+                                        Status::Error("--ground-truth: NVML did not start"));
+      if (!opened.ok()) return Status::Error("local collection: " + opened.status().message());
+      impl->ground_truth = std::move(opened).value();
+      if (options.run) impl->ground_truth->StartPeriodic(std::chrono::seconds(5));
     }
     gpu::NvmlLibrary* lib = impl->session ? &impl->session->library() : nullptr;
     impl->collector = std::make_unique<gpu::GpuCollector>(

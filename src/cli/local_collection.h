@@ -18,8 +18,9 @@
 // - Self target: labels job=<self_job>, instance=<self_instance>, samples
 //   from options.self_metrics (e.g. selfmon::Registry::Render).
 // - StartLocalCollection fails only when what was asked for explicitly
-//   cannot be had (the simulator's library for --simulate, or a given
-//   --nvml-lib); a missing NVML driver is not an error, it is described.
+//   cannot be had (the simulator's library for --simulate, a valid scenario
+//   list, a ground-truth file, or a given --nvml-lib); a missing NVML driver
+//   is not an error, it is described.
 // - Stop() (and destruction) stops the loops, writing stale markers for
 //   every local series, then the collectors. Targets() is thread-safe.
 #pragma once
@@ -44,6 +45,12 @@ struct LocalCollectionOptions {
   bool collect_node = true;
   std::optional<std::string> simulate_spec;  // a fleet spec, e.g. "h100x8"
   std::string seed = "1";
+  // With simulate_spec: scenarios (';'-separated), time scale, and a file
+  // the simulator's ground truth is rewritten to every few seconds and when
+  // stopped (empty: none).
+  std::string scenarios;
+  double speed = 1;
+  std::string ground_truth_file;
   // NVML library to load; empty: the driver's (or the simulator's with
   // simulate_spec).
   std::string nvml_library;

@@ -19,6 +19,7 @@ constexpr const char* kUsage =
     "  catalog    print the metrics reference (markdown)\n"
     "  tsdb       import OpenMetrics history into a TSDB, inspect its blocks\n"
     "  promqltest run PromQL test scripts (Prometheus's test language)\n"
+    "  rules      check and unit-test rule files (promtool's verdicts)\n"
     "  version    print the version\n\n"
     "Run `gpumon <command> --help` for a command's flags.\n";
 
@@ -39,6 +40,7 @@ int main(int argc, char** argv) {
   if (command == "tsdb") return gpumon::cli::RunTsdb(args);
   if (command == "server") return gpumon::cli::RunServer(args);
   if (command == "promqltest") return gpumon::cli::RunPromqlTest(args);
+  if (command == "rules") return gpumon::cli::RunRules(args);
   if (command == "version" || command == "--version") {
     std::cout << "gpumon " << GPUMON_VERSION << "\n";
     return 0;

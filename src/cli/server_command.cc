@@ -458,6 +458,11 @@ int RunServer(const std::vector<std::string>& args) {
   local_opts.collect_node = !config.has_value();
   local_opts.simulate_spec = opts->simulate_spec;
   local_opts.seed = opts->seed;
+  for (const auto& sc : opts->scenarios) {
+    local_opts.scenarios += (local_opts.scenarios.empty() ? "" : ";") + sc;
+  }
+  local_opts.speed = opts->speed;
+  local_opts.ground_truth_file = opts->ground_truth_file.value_or("");
   local_opts.nvml_library = opts->nvml_library;
   local_opts.self_metrics = render_self;
   local_opts.self_instance =

@@ -1,6 +1,9 @@
 #include "cli/server_options.h"
 
 #include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 #include "common/duration.h"
 #include "scrape/config.h"
@@ -40,6 +43,9 @@ const std::map<std::string, bool>& ServerFlagTable() {
                                                      {"config", true},
                                                      {"simulate", true},
                                                      {"seed", true},
+                                                     {"scenario", true},
+                                                     {"speed", true},
+                                                     {"ground-truth", true},
                                                      {"nvml-lib", true},
                                                      {"local.interval", true},
                                                      {"web.config.file", true},
@@ -65,6 +71,11 @@ const char* ServerUsage() {
          "  --simulate SPEC          with no --config: collect a SIMULATED local fleet,\n"
          "                           e.g. h200x8 (labelled simulated=\"true\")\n"
          "  --seed N                 simulator seed (default 1)\n"
+         "  --scenario SPEC          with --simulate: run simulator scenarios, e.g.\n"
+         "                           thermal-runaway:gpu=3:start=20m (repeatable)\n"
+         "  --speed X                with --simulate: simulated time runs X times faster\n"
+         "  --ground-truth FILE      with --simulate: rewrite FILE with what really\n"
+         "                           happened, every few seconds and at exit\n"
          "  --nvml-lib PATH          NVML library to load instead of the driver's\n"
          "  --local.interval         collection interval with no --config (default 15s)\n"
          "  --retention              delete raw data older than this (default 15d; 0: keep)\n"
@@ -119,6 +130,23 @@ Result<ServerOptions> ParseServerOptions(const Flags& flags) {
         "--config scrapes the configured targets (scrape `gpumon simulate` for a simulated fleet)");
   }
   o.seed = flags.Get("seed").value_or(o.seed);
+  for (const std::string& s : flags.GetAll("scenario")) {
+    if (!s.empty()) o.scenarios.push_back(s);
+  }
+  if (auto speed = flags.Get("speed")) {
+    char* end = nullptr;
+    const double v = std::strtod(speed->c_str(), &end);
+    if (speed->empty() || end != speed->c_str() + speed->size() || !(v > 0) || !std::isfinite(v)) {
+      return Status::Error("flag --speed: expected a number greater than 0, got \"" + *speed +
+                           "\"");
+    }
+    o.speed = v;
+  }
+  o.ground_truth_file = flags.Get("ground-truth");
+  if (!o.simulate_spec &&
+      (!o.scenarios.empty() || flags.Has("speed") || o.ground_truth_file.has_value())) {
+    return Status::Error("flags --scenario, --speed and --ground-truth need --simulate");
+  }
   o.nvml_library = flags.Get("nvml-lib").value_or("");
   o.web_config_file = flags.Get("web.config.file");
   o.external_url = flags.Get("web.external-url").value_or("");
@@ -139,6 +167,19 @@ Result<ServerOptions> ParseServerOptions(const Flags& flags) {
       {"data", o.data},
       {"config", o.config_file.value_or("")},
       {"simulate", o.simulate_spec.value_or("")},
+      {"scenario",
+       [&] {
+         std::string joined;
+         for (const auto& s : o.scenarios) joined += (joined.empty() ? "" : ";") + s;
+         return joined;
+       }()},
+      {"speed",
+       [&] {
+         char buf[32];
+         std::snprintf(buf, sizeof buf, "%g", o.speed);
+         return std::string(buf);
+       }()},
+      {"ground-truth", o.ground_truth_file.value_or("")},
       {"retention", ms(o.db.retention_ms)},
       {"retention-size", std::to_string(o.db.retention_bytes)},
       {"query.timeout", ms(o.engine.timeout_ms)},

@@ -25,14 +25,17 @@ struct ServerOptions {
   std::optional<std::string> config_file;    // --config: scrape, rules, alerting, remote write
   std::optional<std::string> simulate_spec;  // --simulate: simulated local GPUs (no --config)
   std::string seed = "1";
-  std::string nvml_library;                    // --nvml-lib
-  std::optional<std::string> web_config_file;  // --web.config.file: TLS and basic auth
-  std::string external_url;                    // --web.external-url; empty: http://<host>:<port>
-  std::vector<std::string> replica_labels;     // --query.replica-label (repeatable)
-  bool enable_admin_api = false;               // --web.enable-admin-api
-  bool enable_lifecycle = false;               // --web.enable-lifecycle: POST /-/reload
-  bool enable_remote_write_receiver = false;   // --web.enable-remote-write-receiver
-  int64_t local_interval_ms = 15 * 1000;       // --local.interval
+  std::vector<std::string> scenarios;            // --scenario (repeatable), with --simulate
+  double speed = 1;                              // --speed, with --simulate
+  std::optional<std::string> ground_truth_file;  // --ground-truth, with --simulate
+  std::string nvml_library;                      // --nvml-lib
+  std::optional<std::string> web_config_file;    // --web.config.file: TLS and basic auth
+  std::string external_url;                      // --web.external-url; empty: http://<host>:<port>
+  std::vector<std::string> replica_labels;       // --query.replica-label (repeatable)
+  bool enable_admin_api = false;                 // --web.enable-admin-api
+  bool enable_lifecycle = false;                 // --web.enable-lifecycle: POST /-/reload
+  bool enable_remote_write_receiver = false;     // --web.enable-remote-write-receiver
+  int64_t local_interval_ms = 15 * 1000;         // --local.interval
   // Every flag with its effective value, for /api/v1/status/flags.
   std::map<std::string, std::string> effective_flags;
 };

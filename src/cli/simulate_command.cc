@@ -20,7 +20,12 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: gpumon simulate --nodes N [--gpus G] [--model h200] [--listen HOST:PORT]\n"
-    "                       [--seed K] [--interval DURATION] [--names native|dcgm|both]\n";
+    "                       [--seed K] [--interval DURATION] [--names native|dcgm|both]\n"
+    "                       [--scenario SPEC]... [--speed X] [--ground-truth FILE]\n"
+    "--scenario (repeatable) runs simulator scenarios, e.g. "
+    "thermal-runaway:node=2:gpu=3:start=20m\n"
+    "(node=N is N's --gpus GPUs); --speed runs simulated time X times faster; --ground-truth\n"
+    "rewrites FILE with what really happened every few seconds and at exit.\n";
 
 std::string NodeName(long i) {
   char buf[32];
@@ -39,6 +44,9 @@ int RunSimulate(const std::vector<std::string>& args) {
                                    {"interval", true},
                                    {"names", true},
                                    {"threads", true},
+                                   {"scenario", true},
+                                   {"speed", true},
+                                   {"ground-truth", true},
                                    {"help", false}});
   if (!flags.ok()) {
     std::cerr << "gpumon simulate: " << flags.status().message() << "\n" << kUsage;
@@ -70,8 +78,19 @@ int RunSimulate(const std::vector<std::string>& args) {
     return 2;
   }
   std::string model = flags->Get("model").value_or("h200");
-  std::string spec = model + "x" + std::to_string(*nodes * *gpus);
-  std::string library = EnableSimulation(spec, std::to_string(*seed));
+  SimulationSettings sim;
+  sim.spec = model + "x" + std::to_string(*nodes * *gpus);
+  sim.seed = std::to_string(*seed);
+  sim.node_size = static_cast<int>(*gpus);
+  if (Status s = ReadScenarioFlags(*flags, &sim); !s.ok()) {
+    std::cerr << "gpumon simulate: " << s.message() << "\n";
+    return 2;
+  }
+  if (Status s = CheckSimulation(sim); !s.ok()) {
+    std::cerr << "gpumon simulate: " << s.message() << "\n";
+    return 2;
+  }
+  std::string library = EnableSimulation(sim);
 
   web::HttpServer server(web::HttpServerOptions{static_cast<int>(*threads)});
   std::string listen = flags->Get("listen").value_or(":9500");
@@ -81,10 +100,26 @@ int RunSimulate(const std::vector<std::string>& args) {
   }
   OnTerminationSignal([&server] { server.Stop(); });
 
+  // Simulated time 0 is (within a millisecond) this moment.
+  const int64_t t0_unix_ms = UnixNowMs();
   auto session = gpu::NvmlSession::Start(library);
   if (!session.ok()) {
     std::cerr << "gpumon simulate: " << session.status().message() << "\n";
     return 1;
+  }
+  std::unique_ptr<GroundTruthFile> truth;
+  if (auto path = flags->Get("ground-truth")) {
+    auto opened = GroundTruthFile::Open(library, *path, static_cast<double>(t0_unix_ms), 0);
+    if (!opened.ok()) {
+      std::cerr << "gpumon simulate: " << opened.status().message() << "\n";
+      return 1;
+    }
+    truth = std::move(opened).value();
+    if (Status s = truth->Write(); !s.ok()) {
+      std::cerr << "gpumon simulate: --ground-truth: " << s.message() << "\n";
+      return 1;
+    }
+    truth->StartPeriodic(std::chrono::seconds(5));
   }
   std::vector<std::unique_ptr<gpu::GpuCollector>> collectors;
   std::vector<std::unique_ptr<web::MetricsEndpoint>> endpoints;
@@ -137,6 +172,7 @@ int RunSimulate(const std::vector<std::string>& args) {
   server.Run();
   xids.Stop();
   scheduler.Stop();
+  if (truth) truth->Stop();
   return 0;
 }
 

@@ -34,6 +34,8 @@ constexpr std::string_view kFeatureDescriptions[kFeatureCount] = {
     "boards with fans (consumer, workstation)",
     "MIG-capable GPUs (A100, H100, H200)",
     "all GPUs (XID critical error events)",
+    "Ada, Hopper and newer GPUs, driver 570+",
+    "Ampere and newer data-center GPUs, driver 570+",
 };
 
 using L = std::array<std::string_view, 4>;
@@ -47,6 +49,41 @@ const std::array<MetricDef, kMetricCount> kCatalog = {{
      Group::kTemperature, Feature::kMemoryTemperature, Scope::kGpu, L{},
      "Memory (HBM junction) temperature.", "nvmlDeviceGetFieldValues(NVML_FI_DEV_MEMORY_TEMP)",
      D{{{"DCGM_FI_DEV_MEMORY_TEMP", "", 1}}}},
+    // The GPU's own limits. Read from the absolute thresholds, or derived
+    // from the T.Limit fields where the driver has dropped them (see
+    // temperature_limits.h).
+    {Metric::kShutdownTemperature, "gpu_shutdown_temperature_celsius", G, "celsius",
+     Group::kTemperature, Feature::kAny, Scope::kGpu, L{},
+     "Die temperature at which the GPU shuts down to protect the hardware.",
+     "nvmlDeviceGetTemperatureThreshold(NVML_TEMPERATURE_THRESHOLD_SHUTDOWN), else "
+     "NVML_FI_DEV_TEMPERATURE_SHUTDOWN_TLIMIT",
+     D{{{"DCGM_FI_DEV_SHUTDOWN_TEMP", "", 1}}}},
+    {Metric::kSlowdownTemperature, "gpu_slowdown_temperature_celsius", G, "celsius",
+     Group::kTemperature, Feature::kAny, Scope::kGpu, L{},
+     "Die temperature at which hardware slowdown begins (clock event reason "
+     "hw_thermal_slowdown).",
+     "nvmlDeviceGetTemperatureThreshold(NVML_TEMPERATURE_THRESHOLD_SLOWDOWN), else "
+     "NVML_FI_DEV_TEMPERATURE_SLOWDOWN_TLIMIT",
+     D{{{"DCGM_FI_DEV_SLOWDOWN_TEMP", "", 1}}}},
+    {Metric::kMaxOperatingTemperature, "gpu_max_operating_temperature_celsius", G, "celsius",
+     Group::kTemperature, Feature::kAny, Scope::kGpu, L{},
+     "Maximum operating die temperature; above it the driver lowers clocks (clock event reason "
+     "sw_thermal_slowdown), possibly below the base clock.",
+     "nvmlDeviceGetTemperatureThreshold(NVML_TEMPERATURE_THRESHOLD_GPU_MAX), else "
+     "NVML_FI_DEV_TEMPERATURE_GPU_MAX_TLIMIT",
+     D{{{"DCGM_FI_DEV_GPU_MAX_OP_TEMP", "", 1}}}},
+    {Metric::kMemoryMaxOperatingTemperature, "gpu_memory_max_operating_temperature_celsius", G,
+     "celsius", Group::kTemperature, Feature::kMemoryTemperature, Scope::kGpu, L{},
+     "Maximum operating memory (HBM) temperature, the memory slowdown limit; above it the driver "
+     "lowers clocks (clock event reason sw_thermal_slowdown).",
+     "nvmlDeviceGetTemperatureThreshold(NVML_TEMPERATURE_THRESHOLD_MEM_MAX)",
+     D{{{"DCGM_FI_DEV_MEM_MAX_OP_TEMP", "", 1}}}},
+    {Metric::kTemperatureMargin, "gpu_temperature_margin_celsius", G, "celsius",
+     Group::kTemperature, Feature::kThermalMargin, Scope::kGpu, L{},
+     "The driver's thermal margin (T.Limit, nvidia-smi temperature.gpu.tlimit): degrees the die "
+     "is below the driver's reference limit, the maximum operating temperature on data-center "
+     "GPUs; negative once past it.",
+     "nvmlDeviceGetMarginTemperature", D{{{"DCGM_FI_DEV_GPU_TEMP_LIMIT", "", 1}}}},
     {Metric::kPowerUsage, "gpu_power_usage_watts", G, "watts", Group::kPower, Feature::kAny,
      Scope::kGpu, L{}, "Board power draw (averaged by the driver over about one second).",
      "nvmlDeviceGetPowerUsage", D{{{"DCGM_FI_DEV_POWER_USAGE", "", 1}}}},
@@ -221,6 +258,12 @@ const std::array<MetricDef, kMetricCount> kCatalog = {{
     {Metric::kMigMemoryUsed, "gpu_mig_memory_used_bytes", G, "bytes", Group::kMig, Feature::kMig,
      Scope::kMigInstance, L{}, "Framebuffer memory in use in a MIG instance.",
      "nvmlDeviceGetMemoryInfo_v2(MIG device)", D{{{"DCGM_FI_DEV_FB_USED", "", 1.0 / 1048576}}}},
+    {Metric::kRecoveryAction, "gpu_recovery_action", G, "", Group::kHealth,
+     Feature::kRecoveryAction, Scope::kGpu, L{},
+     "Recovery action the driver recommends: 0 none, 1 GPU reset, 2 node reboot, 3 drain "
+     "peer-to-peer traffic, 4 drain peer-to-peer traffic and reset, 5 recover the IMEX domain.",
+     "nvmlDeviceGetFieldValues(NVML_FI_DEV_GET_GPU_RECOVERY_ACTION)",
+     D{{{"DCGM_FI_DEV_GET_GPU_RECOVERY_ACTION", "", 1}}}},
     {Metric::kLost, "gpu_lost", G, "", Group::kHealth, Feature::kAny, Scope::kGpu, L{},
      "1 once NVML reported the GPU lost (fallen off the bus); its other metrics are then absent.",
      "any per-device call returning NVML_ERROR_GPU_IS_LOST", D{}},

@@ -37,7 +37,7 @@ enum class Group : uint8_t {
   kInventory,
   kXid,
   kMig,
-  kHealth,  // device health state (lost); always on
+  kHealth,  // device health state (lost, recovery action); always on
   kAgent,   // the agent's own metrics; always on
   kCount
 };
@@ -72,6 +72,8 @@ enum class Feature : uint8_t {
   kFans,  // boards with fans (consumer, some workstation)
   kMig,   // MIG-capable GPUs
   kXidEvents,
+  kThermalMargin,   // nvmlDeviceGetMarginTemperature (driver 570+)
+  kRecoveryAction,  // NVML_FI_DEV_GET_GPU_RECOVERY_ACTION (data center, driver 570+)
   kCount
 };
 inline constexpr int kFeatureCount = static_cast<int>(Feature::kCount);
@@ -81,6 +83,11 @@ std::string_view FeatureDescription(Feature feature);
 enum class Metric : uint16_t {
   kTemperature,
   kMemoryTemperature,
+  kShutdownTemperature,
+  kSlowdownTemperature,
+  kMaxOperatingTemperature,
+  kMemoryMaxOperatingTemperature,
+  kTemperatureMargin,
   kPowerUsage,
   kPowerInstant,
   kEnergy,
@@ -130,6 +137,7 @@ enum class Metric : uint16_t {
   kMigModeEnabled,
   kMigMemoryTotal,
   kMigMemoryUsed,
+  kRecoveryAction,
   kLost,
   // Agent self-metrics (no GPU labels).
   kAgentNvmlUp,

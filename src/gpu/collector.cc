@@ -2,8 +2,11 @@
 
 #include <chrono>
 #include <cstring>
+#include <iterator>
+#include <optional>
 
 #include "common/process_stats.h"
+#include "gpu/temperature_limits.h"
 
 namespace gpumon::gpu {
 namespace {
@@ -146,6 +149,9 @@ class GpuCollector::Round {
         case Group::kMig:
           Mig();
           break;
+        case Group::kHealth:
+          Health();
+          break;
         default:
           break;
       }
@@ -198,6 +204,7 @@ class GpuCollector::Round {
   }
 
   void Temperature() {
+    std::optional<double> die;  // this round's readings anchor T.Limit offsets
     if (Wanted(Metric::kTemperature)) {
       bool done = false;
       if (!dev_->legacy_temperature) {
@@ -207,6 +214,7 @@ class GpuCollector::Round {
         nvmlReturn_t rc = Call(nvml_.nvmlDeviceGetTemperatureV, dev_->handle, &t);
         if (rc == NVML_SUCCESS) {
           Emit(Metric::kTemperature, t.temperature);
+          die = t.temperature;
           done = true;
         } else if (c_.discovering_ && IsPermanent(rc)) {
           dev_->legacy_temperature = true;  // older driver: fall back below
@@ -220,6 +228,7 @@ class GpuCollector::Round {
         if (GPUMON_CALL(Metric::kTemperature, nvmlDeviceGetTemperature, dev_->handle,
                         NVML_TEMPERATURE_GPU, &v)) {
           Emit(Metric::kTemperature, v);
+          die = v;
         }
       }
     }
@@ -227,6 +236,53 @@ class GpuCollector::Round {
     if (Wanted(Metric::kMemoryTemperature) && !Lost() &&
         Field(Metric::kMemoryTemperature, NVML_FI_DEV_MEMORY_TEMP, 0, &v)) {
       Emit(Metric::kMemoryTemperature, v);
+    }
+    std::optional<double> margin;
+    nvmlMarginTemperature_t m{};
+    m.version = nvmlMarginTemperature_v1;
+    if (Wanted(Metric::kTemperatureMargin) && !Lost() &&
+        GPUMON_CALL(Metric::kTemperatureMargin, nvmlDeviceGetMarginTemperature, dev_->handle, &m)) {
+      Emit(Metric::kTemperatureMargin, m.marginTemperature);
+      margin = m.marginTemperature;
+    }
+    for (size_t i = 0; i < std::size(kTemperatureLimits); ++i) ThermalLimit(i, die, margin);
+  }
+
+  // One of the GPU's limits, from its threshold or its T.Limit field (see
+  // temperature_limits.h for the choice).
+  void ThermalLimit(size_t i, std::optional<double> die, std::optional<double> margin) {
+    const auto& limit = kTemperatureLimits[i];
+    const auto bit = static_cast<uint8_t>(1u << i);
+    if (!Wanted(limit.metric) || Lost()) return;
+    if ((dev_->tlimit_limits & bit) == 0) {
+      unsigned celsius = 0;
+      nvmlReturn_t rc =
+          Call(nvml_.nvmlDeviceGetTemperatureThreshold, dev_->handle, limit.threshold, &celsius);
+      if (rc == NVML_SUCCESS) {
+        Emit(limit.metric, celsius);
+        return;
+      }
+      if (!c_.discovering_ || !IsPermanent(rc) || limit.tlimit_field == 0) {
+        Ok(limit.metric, "nvmlDeviceGetTemperatureThreshold", rc);
+        return;
+      }
+      dev_->tlimit_limits |= bit;
+    }
+    double offset;
+    if (!Field(limit.metric, limit.tlimit_field, 0, &offset)) return;
+    if (die && margin) {
+      Emit(limit.metric, LimitFromTlimitOffset(*die, *margin, offset));
+    } else if (c_.discovering_ &&
+               (!Wanted(Metric::kTemperature) || !Wanted(Metric::kTemperatureMargin))) {
+      dev_->unsupported.set(static_cast<size_t>(limit.metric));  // an offset from nothing
+    }
+  }
+
+  void Health() {
+    double v;
+    if (Wanted(Metric::kRecoveryAction) &&
+        Field(Metric::kRecoveryAction, NVML_FI_DEV_GET_GPU_RECOVERY_ACTION, 0, &v)) {
+      Emit(Metric::kRecoveryAction, v);
     }
   }
 
@@ -671,6 +727,7 @@ void GpuCollector::Collect(Group group) {
   if (group == Group::kAgent) {
     CollectAgent(&result);
   } else if (group == Group::kHealth) {
+    if (nvml_ != nullptr) Round(*this, &result).Run(group);
     std::lock_guard<std::mutex> lock(state_mutex_);
     for (size_t i = 0; i < devices_.size(); ++i) {
       result.values.push_back(SeriesValue{

@@ -5,7 +5,10 @@
 // - Discover() reads identity and runs every enabled group once; any NVML
 //   source answering NOT_SUPPORTED, FUNCTION_NOT_FOUND, NO_PERMISSION,
 //   INVALID_ARGUMENT or NOT_FOUND then is switched off for that GPU and never
-//   called again, so unsupported metrics are absent rather than faked.
+//   called again, so unsupported metrics are absent rather than faked. Where
+//   NVML has an older or newer equivalent (nvmlDeviceGetTemperature; the
+//   T.Limit fields for the die's limits, temperature_limits.h) the collector
+//   switches to it instead.
 // - Collect(group) calls NVML and publishes the group's values atomically; a
 //   failing call after discovery is counted in gpumon_nvml_errors_total and
 //   its metric is absent from that round. NVML_ERROR_GPU_IS_LOST marks the

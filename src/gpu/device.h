@@ -36,6 +36,9 @@ struct GpuDevice {
   std::bitset<kMetricCount> unsupported;
   bool legacy_temperature = false;  // nvmlDeviceGetTemperatureV unusable
   bool legacy_memory_info = false;  // nvmlDeviceGetMemoryInfo_v2 unusable
+  // Bit per kTemperatureLimits entry (temperature_limits.h) whose absolute
+  // threshold is unusable, so the limit is derived from its T.Limit field.
+  uint8_t tlimit_limits = 0;
   unsigned long long supported_event_reasons = 0;
   uint32_t clock_event_fields = 0;  // bit per kClockEventCounterFields entry
   unsigned fan_count = 0;

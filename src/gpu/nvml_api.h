@@ -59,6 +59,30 @@ typedef enum nvmlEnableState_enum {
 
 typedef enum nvmlTemperatureSensors_enum { NVML_TEMPERATURE_GPU = 0 } nvmlTemperatureSensors_t;
 
+// Absolute temperature limits, degrees C (nvmlDeviceGetTemperatureThreshold).
+typedef enum nvmlTemperatureThresholds_enum {
+  NVML_TEMPERATURE_THRESHOLD_SHUTDOWN = 0,       // HW protection shutdown
+  NVML_TEMPERATURE_THRESHOLD_SLOWDOWN = 1,       // HW slowdown begins
+  NVML_TEMPERATURE_THRESHOLD_MEM_MAX = 2,        // memory: SW slowdown begins
+  NVML_TEMPERATURE_THRESHOLD_GPU_MAX = 3,        // may throttle below base clock
+  NVML_TEMPERATURE_THRESHOLD_ACOUSTIC_MIN = 4,   // acoustic threshold range
+  NVML_TEMPERATURE_THRESHOLD_ACOUSTIC_CURR = 5,  // and current setting
+  NVML_TEMPERATURE_THRESHOLD_ACOUSTIC_MAX = 6,
+  NVML_TEMPERATURE_THRESHOLD_GPS_CURR = 7,
+  NVML_TEMPERATURE_THRESHOLD_COUNT = 8
+} nvmlTemperatureThresholds_t;
+
+// What the driver recommends doing to the GPU
+// (NVML_FI_DEV_GET_GPU_RECOVERY_ACTION).
+typedef enum nvmlDeviceGpuRecoveryAction_s {
+  NVML_GPU_RECOVERY_ACTION_NONE = 0,
+  NVML_GPU_RECOVERY_ACTION_GPU_RESET = 1,
+  NVML_GPU_RECOVERY_ACTION_NODE_REBOOT = 2,
+  NVML_GPU_RECOVERY_ACTION_DRAIN_P2P = 3,
+  NVML_GPU_RECOVERY_ACTION_DRAIN_AND_RESET = 4,
+  NVML_GPU_RECOVERY_ACTION_RECOVER_IMEX_DOMAIN = 5  // newer drivers
+} nvmlDeviceGpuRecoveryAction_t;
+
 typedef enum nvmlClockType_enum {
   NVML_CLOCK_GRAPHICS = 0,
   NVML_CLOCK_SM = 1,
@@ -178,6 +202,16 @@ typedef struct nvmlTemperature_v1_st {
 typedef nvmlTemperature_v1_t nvmlTemperature_t;
 #define nvmlTemperature_v1 NVML_STRUCT_VERSION(Temperature, 1)
 
+// The die's thermal margin ("T.Limit"): degrees below the driver's T.Limit
+// reference point (the maximum operating temperature where
+// NVML_FI_DEV_TEMPERATURE_GPU_MAX_TLIMIT is 0), negative past it.
+typedef struct nvmlMarginTemperature_v1_st {
+  unsigned int version;
+  int marginTemperature;
+} nvmlMarginTemperature_v1_t;
+typedef nvmlMarginTemperature_v1_t nvmlMarginTemperature_t;
+#define nvmlMarginTemperature_v1 NVML_STRUCT_VERSION(MarginTemperature, 1)
+
 typedef struct nvmlEventData_st {
   nvmlDevice_t device;
   unsigned long long eventType;
@@ -219,8 +253,21 @@ typedef struct nvmlEventData_st {
 #define NVML_FI_DEV_REMAPPED_PENDING 144
 #define NVML_FI_DEV_REMAPPED_FAILURE 145
 #define NVML_FI_DEV_POWER_INSTANT 186  // milliwatts
+// T.Limit temperature limits (Ada and newer; signed int): each limit as a
+// signed offset from the T.Limit reference point that the margin
+// (nvmlDeviceGetMarginTemperature) is measured against, negative = hotter.
+// Hopper reports e.g. GPU_MAX 0, SLOWDOWN -2, SHUTDOWN -5 (or -8), MEM_MAX 0 (the
+// memory's offset is from its own reference, for which NVML has no margin).
+// absolute limit = current temperature + margin - offset.
+#define NVML_FI_DEV_TEMPERATURE_SHUTDOWN_TLIMIT 193
+#define NVML_FI_DEV_TEMPERATURE_SLOWDOWN_TLIMIT 194
+#define NVML_FI_DEV_TEMPERATURE_MEM_MAX_TLIMIT 195
+#define NVML_FI_DEV_TEMPERATURE_GPU_MAX_TLIMIT 196
 #define NVML_FI_DEV_PCIE_COUNT_TX_BYTES 197
 #define NVML_FI_DEV_PCIE_COUNT_RX_BYTES 198
+// The recovery action the driver recommends (unsigned int,
+// nvmlDeviceGpuRecoveryAction_t).
+#define NVML_FI_DEV_GET_GPU_RECOVERY_ACTION 230
 // Cumulative time (nanoseconds) the clocks were held back, per cause.
 #define NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_POWER_CAP NVML_FI_DEV_PERF_POLICY_POWER
 #define NVML_FI_DEV_CLOCKS_EVENT_REASON_SYNC_BOOST NVML_FI_DEV_PERF_POLICY_SYNC_BOOST
@@ -251,6 +298,10 @@ typedef struct nvmlEventData_st {
     (nvmlDevice_t device, nvmlTemperature_t * temperature))                                       \
   X(nvmlDeviceGetTemperature, nvmlReturn_t,                                                       \
     (nvmlDevice_t device, nvmlTemperatureSensors_t sensorType, unsigned int* temp))               \
+  X(nvmlDeviceGetTemperatureThreshold, nvmlReturn_t,                                              \
+    (nvmlDevice_t device, nvmlTemperatureThresholds_t thresholdType, unsigned int* temp))         \
+  X(nvmlDeviceGetMarginTemperature, nvmlReturn_t,                                                 \
+    (nvmlDevice_t device, nvmlMarginTemperature_t * marginTempInfo))                              \
   X(nvmlDeviceGetPowerUsage, nvmlReturn_t, (nvmlDevice_t device, unsigned int* power))            \
   X(nvmlDeviceGetPowerManagementLimit, nvmlReturn_t, (nvmlDevice_t device, unsigned int* limit))  \
   X(nvmlDeviceGetEnforcedPowerLimit, nvmlReturn_t, (nvmlDevice_t device, unsigned int* limit))    \

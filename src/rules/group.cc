@@ -51,6 +51,8 @@ void Group::Eval(int64_t ts) {
   ctx.queryable = &deps_->queryable;
   ctx.query_offset_ms = opts_.query_offset_ms;
   ctx.limit = opts_.limit;
+  ctx.adapt_template_query = deps_->adapt_template_query;
+  ctx.template_external_url = deps_->template_external_url;
   const int64_t sample_ts = ts - opts_.query_offset_ms;
   std::vector<Alert> to_send;
 

@@ -52,6 +52,10 @@ struct GroupDeps {
   int64_t outage_tolerance_ms = 3600 * 1000;
   int64_t for_grace_period_ms = 10 * 60 * 1000;
   std::function<int64_t()> now_ms;  // wall clock; empty: system clock
+  // Passed to the rules' EvalContext (rule.h): how alert templates' `query`
+  // and externalURL/pathPrefix behave.
+  std::function<Status(promql::Expr&)> adapt_template_query;
+  bool template_external_url = true;
 };
 
 struct GroupOptions {

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -34,6 +35,13 @@ struct EvalContext {
   const promql::Queryable* queryable = nullptr;
   int64_t query_offset_ms = 0;
   int64_t limit = 0;  // 0: none
+  // Template functions of alerting rules (see AlertingRule): applied to each
+  // query a template's `query` runs, after parsing; it may rewrite the
+  // expression or reject it with an error. Empty: none.
+  std::function<Status(promql::Expr&)> adapt_template_query;
+  // Whether the externalURL and pathPrefix template functions see the
+  // rule's external URL; promtool test rules runs rules without one.
+  bool template_external_url = true;
 };
 
 // The rule's query as a vector at `ts`.

@@ -9,8 +9,13 @@
 // none), GPUMON_SIM_CLOCK ("steady", the default: simulated time is the
 // steady clock since init; "virtual": it is 0 at init and moves only when
 // the caller sets it through gpumonSimSetTimeMs, so data can be generated
-// for any span of time as fast as the CPU allows). A bad value makes
-// nvmlInit_v2 print the reason to stderr and return NVML_ERROR_UNKNOWN.
+// for any span of time as fast as the CPU allows), GPUMON_SIM_SCENARIO
+// (scenario list, sim/scenario.h, default none), GPUMON_SIM_SPEED (steady
+// clock multiplier, a number > 0, default 1; the virtual clock ignores it)
+// and GPUMON_SIM_NODE_SIZE (GPUs per node for the scenarios' node=, default
+// 8). A bad value makes nvmlInit_v2 print the reason to stderr and return
+// NVML_ERROR_UNKNOWN. gpumonSimGroundTruth hands out the run's ground truth
+// (docs/formats/ground-truth.md); it is never visible through NVML.
 //
 // Return codes follow NVML's documented order: UNINITIALIZED before init,
 // then INVALID_ARGUMENT (unknown handle, null pointer, bad index or enum),
@@ -22,6 +27,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -35,6 +41,7 @@
 
 #include "gpu/nvml_api.h"
 #include "sim/fleet.h"
+#include "sim/scenario_report.h"
 
 // Declare every entry point with C linkage and default visibility (the rest
 // of the library is hidden); a definition below whose signature drifts from
@@ -53,6 +60,12 @@ extern "C" __attribute__((visibility("default"))) int gpumonSimulatedNvml(void) 
 // backwards: an earlier time than the current one is ignored. Without the
 // virtual clock the call has no effect.
 extern "C" __attribute__((visibility("default"))) void gpumonSimSetTimeMs(int64_t t_ms);
+
+// The run's ground truth: writes the JSON document NUL-terminated into buf
+// when it fits (len > its length) and returns its length without the NUL
+// either way (0, and an empty string where len > 0, before init).
+extern "C" __attribute__((visibility("default"))) size_t gpumonSimGroundTruth(char* buf,
+                                                                              size_t len);
 
 namespace gpumon::sim {
 namespace {
@@ -194,6 +207,28 @@ bool MigEnabled(const GpuProfile& p) { return p.has_mig && p.mig_instances > 0; 
 // none in the MIG readings), though the GPU still remaps rows.
 bool RemappedRowsSupported(const GpuProfile& p) { return p.has_row_remapping && !MigEnabled(p); }
 
+// The GPU's temperature limits (profile.h) in whole degrees, as NVML
+// reports them. A memory limit of 0 means the model has none.
+int LimitC(double celsius) { return static_cast<int>(std::lround(celsius)); }
+bool HasMemoryLimit(const GpuProfile& p) { return p.memory_max_operating_temp_c > 0; }
+
+// A T.Limit field: the limit as an offset from the die's maximum operating
+// temperature, the reference the margin is measured against (negative =
+// hotter), so H200's slowdown at 89 against 87 reads -2.
+int TlimitOffset(const GpuProfile& p, double limit_c) {
+  return LimitC(p.gpu_max_operating_temp_c) - LimitC(limit_c);
+}
+
+// The recovery action the driver recommends, a function of the GPU's state:
+// a GPU reset while a row remap is pending (an uncorrectable error's remap
+// takes effect at the next reset), else none. Reported where rows are
+// remapped (Ampere and newer data-center GPUs).
+bool RecoveryActionSupported(const GpuProfile& p) { return p.has_row_remapping; }
+unsigned int RecoveryAction(const SimulatedGpu& g) {
+  return g.remapped_rows().pending ? NVML_GPU_RECOVERY_ACTION_GPU_RESET
+                                   : NVML_GPU_RECOVERY_ACTION_NONE;
+}
+
 void FillField(const SimulatedGpu& g, nvmlFieldValue_t& v) {
   const GpuProfile& p = g.profile();
   v.nvmlReturn = NVML_SUCCESS;
@@ -211,6 +246,14 @@ void FillField(const SimulatedGpu& g, nvmlFieldValue_t& v) {
     v.valueType = NVML_VALUE_TYPE_UNSIGNED_INT;
     if (supported) {
       v.value.uiVal = x;
+    } else {
+      v.nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+    }
+  };
+  auto si = [&](bool supported, int x) {
+    v.valueType = NVML_VALUE_TYPE_SIGNED_INT;
+    if (supported) {
+      v.value.siVal = x;
     } else {
       v.nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
     }
@@ -269,6 +312,16 @@ void FillField(const SimulatedGpu& g, nvmlFieldValue_t& v) {
       return ui(RemappedRowsSupported(p), rows.failure ? 1 : 0);
     case NVML_FI_DEV_POWER_INSTANT:
       return ui(p.has_power_instant, g.power_instant_mw());
+    case NVML_FI_DEV_TEMPERATURE_SHUTDOWN_TLIMIT:
+      return si(true, TlimitOffset(p, p.shutdown_temp_c));
+    case NVML_FI_DEV_TEMPERATURE_SLOWDOWN_TLIMIT:
+      return si(true, TlimitOffset(p, p.slowdown_temp_c));
+    case NVML_FI_DEV_TEMPERATURE_MEM_MAX_TLIMIT:
+      return si(HasMemoryLimit(p), 0);  // from the memory's own maximum, as Hopper reports
+    case NVML_FI_DEV_TEMPERATURE_GPU_MAX_TLIMIT:
+      return si(true, 0);
+    case NVML_FI_DEV_GET_GPU_RECOVERY_ACTION:
+      return ui(RecoveryActionSupported(p), RecoveryAction(g));
     case NVML_FI_DEV_PCIE_COUNT_TX_BYTES:
       return ull(p.has_pcie_byte_counters, g.pcie_tx_bytes());
     case NVML_FI_DEV_PCIE_COUNT_RX_BYTES:
@@ -323,6 +376,27 @@ std::unique_ptr<State> BuildState(std::string* error) {
   }
   if (const char* faults = std::getenv("GPUMON_SIM_FAULTS"); faults != nullptr) {
     options.faults = faults;
+  }
+  if (const char* scenarios = std::getenv("GPUMON_SIM_SCENARIO"); scenarios != nullptr) {
+    options.scenarios = scenarios;
+  }
+  if (const char* speed = std::getenv("GPUMON_SIM_SPEED"); speed != nullptr && *speed != '\0') {
+    char* end = nullptr;
+    const double v = std::strtod(speed, &end);
+    if (end == speed || *end != '\0' || !(v > 0) || !std::isfinite(v)) {
+      *error = std::string("GPUMON_SIM_SPEED \"") + speed + "\" must be a number greater than 0";
+      return nullptr;
+    }
+    options.speed = v;
+  }
+  if (const char* size = std::getenv("GPUMON_SIM_NODE_SIZE"); size != nullptr && *size != '\0') {
+    uint64_t n = 0;
+    if (!ParseSeed(size, &n) || n < 1 || n > static_cast<uint64_t>(kMaxFleetSize)) {
+      *error = std::string("GPUMON_SIM_NODE_SIZE \"") + size + "\" must be an integer in 1.." +
+               std::to_string(kMaxFleetSize);
+      return nullptr;
+    }
+    options.node_size = static_cast<int>(n);
   }
   bool virtual_clock = false;
   if (const char* clock = std::getenv("GPUMON_SIM_CLOCK"); clock != nullptr && *clock != '\0') {
@@ -382,6 +456,17 @@ void gpumonSimSetTimeMs(int64_t t_ms) {
          !sim::g_virtual_ms.compare_exchange_weak(current, t_ms, std::memory_order_release,
                                                   std::memory_order_relaxed)) {
   }
+}
+
+size_t gpumonSimGroundTruth(char* buf, size_t len) {
+  sim::State* s = sim::Current();
+  std::string json;
+  if (s != nullptr) json = sim::GroundTruthJson(*s->fleet, s->virtual_clock ? "virtual" : "steady");
+  if (buf != nullptr && len > json.size()) {
+    std::memcpy(buf, json.data(), json.size());
+    buf[json.size()] = '\0';
+  }
+  return json.size();
 }
 
 nvmlReturn_t nvmlInit_v2(void) {
@@ -576,6 +661,51 @@ nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTemperatureSensor
                       *temp = static_cast<unsigned int>(std::max(0, g.temperature_c()));
                       return NVML_SUCCESS;
                     });
+}
+
+nvmlReturn_t nvmlDeviceGetTemperatureThreshold(nvmlDevice_t device,
+                                               nvmlTemperatureThresholds_t thresholdType,
+                                               unsigned int* temp) {
+  const bool ok =
+      temp != nullptr && sim::InRange(thresholdType, NVML_TEMPERATURE_THRESHOLD_SHUTDOWN,
+                                      NVML_TEMPERATURE_THRESHOLD_GPS_CURR);
+  return sim::OnGpu(device, sim::Check(ok), [&](SimulatedGpu& g) {
+    const GpuProfile& p = g.profile();
+    double limit = 0;
+    switch (sim::Raw(thresholdType)) {
+      case NVML_TEMPERATURE_THRESHOLD_SHUTDOWN:
+        limit = p.shutdown_temp_c;
+        break;
+      case NVML_TEMPERATURE_THRESHOLD_SLOWDOWN:
+        limit = p.slowdown_temp_c;
+        break;
+      case NVML_TEMPERATURE_THRESHOLD_MEM_MAX:
+        if (!sim::HasMemoryLimit(p)) return NVML_ERROR_NOT_SUPPORTED;
+        limit = p.memory_max_operating_temp_c;
+        break;
+      case NVML_TEMPERATURE_THRESHOLD_GPU_MAX:
+        limit = p.gpu_max_operating_temp_c;
+        break;
+      default:
+        return NVML_ERROR_NOT_SUPPORTED;  // acoustic and GPS thresholds
+    }
+    *temp = static_cast<unsigned int>(sim::LimitC(limit));
+    return NVML_SUCCESS;
+  });
+}
+
+nvmlReturn_t nvmlDeviceGetMarginTemperature(nvmlDevice_t device,
+                                            nvmlMarginTemperature_t* marginTempInfo) {
+  nvmlReturn_t args = sim::Check(marginTempInfo != nullptr);
+  if (args == NVML_SUCCESS && marginTempInfo->version != nvmlMarginTemperature_v1) {
+    args = NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+  }
+  return sim::OnGpu(device, args, [&](SimulatedGpu& g) {
+    // Degrees below the maximum operating temperature (nvidia-smi's T.Limit).
+    marginTempInfo->marginTemperature =
+        sim::LimitC(g.profile().gpu_max_operating_temp_c) - g.temperature_c();
+    return NVML_SUCCESS;
+  });
 }
 
 nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int* power) {
@@ -831,7 +961,8 @@ nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link,
     const int links = g.profile().nvlink_links;
     if (links == 0) return NVML_ERROR_NOT_SUPPORTED;
     if (link >= static_cast<unsigned int>(links)) return NVML_ERROR_INVALID_ARGUMENT;
-    *isActive = NVML_FEATURE_ENABLED;
+    *isActive =
+        g.nvlink_active(static_cast<int>(link)) ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
     return NVML_SUCCESS;
   });
 }

@@ -1,18 +1,29 @@
 #include "sim/fleet.h"
 
+#include <cmath>
 #include <limits>
+
+#include "sim/scenario_effects.h"
 
 namespace gpumon::sim {
 namespace {
 
 constexpr int64_t kNoFault = std::numeric_limits<int64_t>::max();
 
-std::function<int64_t()> SteadyClockSinceNow() {
+std::function<int64_t()> SteadyClockSinceNow(double speed) {
   const auto start = std::chrono::steady_clock::now();
-  return [start] {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
-                                                                 start)
-        .count();
+  if (speed == 1.0) {
+    return [start] {
+      return std::chrono::duration_cast<std::chrono::milliseconds>(
+                 std::chrono::steady_clock::now() - start)
+          .count();
+    };
+  }
+  return [start, speed] {
+    const auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+                        std::chrono::steady_clock::now() - start)
+                        .count();
+    return static_cast<int64_t>(static_cast<double>(us) * speed / 1000.0);
   };
 }
 
@@ -33,14 +44,31 @@ Result<std::unique_ptr<SimulatedFleet>> SimulatedFleet::Create(FleetOptions opti
     }
   }
 
+  if (!(options.speed > 0) || !std::isfinite(options.speed)) {
+    return Status::Error("speed must be a number greater than 0");
+  }
+  if (options.node_size < 1) return Status::Error("node size must be at least 1");
+  ScenarioContext context{&spec.value(), options.node_size, options.seed};
+  Result<std::vector<Scenario>> scenarios = ParseScenarios(options.scenarios, context);
+  if (!scenarios.ok()) return scenarios.status();
+  const std::vector<GpuEffects> effects =
+      CompileScenarios(*scenarios, *spec, options.seed, options.node_size);
+
   std::function<int64_t()> clock =
-      options.clock_ms ? std::move(options.clock_ms) : SteadyClockSinceNow();
+      options.clock_ms ? std::move(options.clock_ms) : SteadyClockSinceNow(options.speed);
   std::unique_ptr<SimulatedFleet> fleet(new SimulatedFleet(options.seed, std::move(clock)));
+  fleet->spec_ = options.spec;
+  fleet->node_size_ = options.node_size;
+  fleet->speed_ = options.speed;
+  fleet->scenarios_ = std::move(scenarios).value();
   fleet->slots_.reserve(static_cast<size_t>(spec->total));
   int index = 0;
   for (const FleetSpecEntry& e : spec->entries) {
     for (int i = 0; i < e.count; ++i, ++index) {
       fleet->slots_.push_back(std::make_unique<Slot>(*e.profile, options.seed, index));
+      const GpuEffects& fx = effects[static_cast<size_t>(index)];
+      if (!fx.empty()) fleet->slots_.back()->gpu.SetEffects(fx);
+      if (fx.raises_xids()) fleet->watched_.push_back(index);
     }
   }
   fleet->faults_ = std::move(faults).value();
@@ -80,10 +108,10 @@ void SimulatedFleet::ApplyDueFaults(int64_t now) {
 void SimulatedFleet::DrainXidsLocked(int index) {
   SimulatedGpu& gpu = slots_[index]->gpu;
   if (!gpu.has_pending_xids()) return;
-  std::vector<uint32_t> xids = gpu.TakePendingXids();
+  std::vector<PendingXid> xids = gpu.TakePendingXidEvents();
   {
     std::lock_guard<std::mutex> lock(events_mu_);
-    for (uint32_t xid : xids) events_.push_back(XidEvent{index, xid, gpu.now_ms()});
+    for (const PendingXid& x : xids) events_.push_back(XidEvent{index, x.xid, x.t_ms});
   }
   events_cv_.notify_all();
 }
@@ -126,6 +154,8 @@ bool SimulatedFleet::WaitForEvent(uint64_t* cursor,
   while (true) {
     const int64_t now = NowMs();
     if (now >= next_fault_ms_.load(std::memory_order_acquire)) ApplyDueFaults(now);
+    // GPUs that raise XIDs themselves log them when advanced.
+    for (int index : watched_) WithGpu(index, [](SimulatedGpu&) {});
     std::unique_lock<std::mutex> lock(events_mu_);
     while (*cursor < events_.size()) {
       const uint64_t seq = (*cursor)++;

@@ -1,14 +1,20 @@
-// SimulatedFleet: the GPUs of one simulated host, with faults and XID events.
+// SimulatedFleet: the GPUs of one simulated host, with faults, scenarios and
+// XID events.
 //
-// Contract: a fleet is built from a fleet spec (fleet_spec.h), a seed and an
-// optional fault schedule (fault_schedule.h); GPU i is seeded from (seed, i).
-// Time is the injected clock, or milliseconds of steady clock since creation.
-// Access is thread-safe with one lock per GPU: WithGpu(i, fn) advances GPU i
-// to the current time (lazily, so untouched GPUs cost nothing) and runs fn
-// under its lock. Scheduled faults are applied at their exact simulated time,
-// before any access that happens after it. XID events (injected, scheduled, or
-// raised by lost/ecc faults) go to one append-only log with consecutive
-// sequence numbers, which the fake NVML's event sets read with cursors.
+// Contract: a fleet is built from a fleet spec (fleet_spec.h), a seed, an
+// optional fault schedule (fault_schedule.h) and an optional scenario list
+// (scenario.h, compiled into per-GPU effects by scenario_effects.h); GPU i
+// is seeded from (seed, i). Time is the injected clock, or the steady clock
+// since creation times `speed`. Access is thread-safe with one lock per GPU:
+// WithGpu(i, fn) advances GPU i to the current time (lazily, so untouched
+// GPUs cost nothing) and runs fn under its lock. Scheduled faults are
+// applied at their exact simulated time, before any access that happens
+// after it. XID events (injected, scheduled, raised by lost/ecc faults or by
+// scenarios as the model runs) go to one append-only log with consecutive
+// sequence numbers, which the fake NVML's event sets read with cursors; an
+// XID a GPU raises itself is logged with its own simulated time when the GPU
+// is next advanced, and GPUs whose scenarios raise XIDs are advanced while
+// someone waits for events, so those arrive on time too.
 #pragma once
 
 #include <atomic>
@@ -25,6 +31,7 @@
 #include "sim/fault_schedule.h"
 #include "sim/fleet_spec.h"
 #include "sim/gpu_model.h"
+#include "sim/scenario.h"
 
 namespace gpumon::sim {
 
@@ -32,7 +39,10 @@ struct FleetOptions {
   std::string spec = "h200x8";
   uint64_t seed = 1;
   std::string faults;                 // fault schedule; empty for none
-  std::function<int64_t()> clock_ms;  // empty: steady clock since creation
+  std::string scenarios;              // scenario list; empty for none
+  int node_size = 8;                  // GPUs per node, for node= in scenarios
+  double speed = 1;                   // steady clock multiplier (> 0)
+  std::function<int64_t()> clock_ms;  // empty: steady clock since creation x speed
 };
 
 struct XidEvent {
@@ -51,6 +61,10 @@ class SimulatedFleet {
 
   int size() const { return static_cast<int>(slots_.size()); }
   uint64_t seed() const { return seed_; }
+  const std::string& spec() const { return spec_; }
+  int node_size() const { return node_size_; }
+  double speed() const { return speed_; }
+  const std::vector<Scenario>& scenarios() const { return scenarios_; }
   const GpuProfile& profile(int index) const { return slots_[index]->gpu.profile(); }
   int64_t NowMs() const { return clock_(); }
 
@@ -63,6 +77,7 @@ class SimulatedFleet {
     Slot& slot = *slots_[index];
     std::lock_guard<std::mutex> lock(slot.mu);
     slot.gpu.AdvanceTo(now);
+    if (slot.gpu.has_pending_xids()) DrainXidsLocked(index);
     return fn(slot.gpu);
   }
 
@@ -98,6 +113,11 @@ class SimulatedFleet {
   const uint64_t seed_;
   const std::function<int64_t()> clock_;
   std::vector<std::unique_ptr<Slot>> slots_;
+  std::string spec_;
+  int node_size_ = 8;
+  double speed_ = 1;
+  std::vector<Scenario> scenarios_;
+  std::vector<int> watched_;  // GPUs whose scenarios raise XIDs
 
   std::mutex faults_mu_;
   std::vector<Fault> faults_;  // sorted by time

@@ -2,29 +2,44 @@
 //
 // Contract: the model integrates with a fixed step (kStepMs). AdvanceTo(t)
 // runs every step up to t; accessors report the state after the last step.
-// Everything is a pure function of (profile, seed, index, the times faults
-// were injected) and of the step count, never of how often or when the model
-// is queried: two models with the same inputs advanced to the same time hold
-// bit-identical values, and different seeds give different series.
+// Everything is a pure function of (profile, seed, index, scenario effects,
+// the times faults were injected) and of the step count, never of how often
+// or when the model is queried: two models with the same inputs advanced to
+// the same time hold bit-identical values, and different seeds give
+// different series.
 //
 // Physics, per step: the workload schedule (workload.h) gives utilization and
 // a power intensity; power = idle + (load - idle) * util * intensity * clock
 // scale, capped at the enforced limit by lowering the SM clock (SwPowerCap);
-// die and HBM temperatures follow power with first-order lags; above the
-// slowdown temperature clocks drop (SwThermal, then HwThermal + HwSlowdown);
-// an idle GPU reports GpuIdle and its idle clocks. Cumulative counters
-// (energy, clock-event time, PCIe/NVLink traffic, ECC, replays, link errors)
-// never decrease.
+// die and HBM temperatures follow power with first-order lags. Thermal
+// protection works from the sensors at the start of the step: the die at its
+// maximum operating temperature, or the HBM at its maximum operating
+// temperature (the memory slowdown limit), lower the clocks with
+// SwThermalSlowdown; the die at its slowdown temperature, or the HBM
+// kMemoryHwSlowdownMarginC above its limit, halve them with HwThermalSlowdown
+// + HwSlowdown. The memory slowdowns release kMemorySlowdownHysteresisC
+// below their thresholds. An idle GPU reports GpuIdle and its idle clocks. Cumulative
+// counters (energy, clock-event time, PCIe/NVLink traffic, ECC, replays, link
+// errors) never decrease.
+//
+// Scenario effects (scenario_effects.h), set before the first step, change
+// the workload, the cooling, the links and the error rates over time and
+// raise XIDs at their own step times. Ground truth (scenario_truth.h) is
+// recorded as things happen, whether a scenario, a fault or nothing caused
+// them.
 //
 // Not thread-safe: SimulatedFleet holds a lock per GPU.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "sim/profile.h"
+#include "sim/scenario_effects.h"
+#include "sim/scenario_truth.h"
 #include "sim/workload.h"
 
 namespace gpumon::sim {
@@ -38,6 +53,13 @@ inline constexpr uint64_t kReasonHwThermalSlowdown = 0x40;
 inline constexpr uint64_t kReasonHwPowerBrakeSlowdown = 0x80;
 // Every reason NVML defines (0x1..0x100): what real GPUs report as supported.
 inline constexpr uint64_t kSupportedReasons = 0x1FF;
+
+// How far above its maximum operating temperature the HBM triggers the
+// hardware slowdown.
+inline constexpr double kMemoryHwSlowdownMarginC = 3.0;
+// How far below its threshold the HBM must cool before a memory slowdown
+// releases.
+inline constexpr double kMemorySlowdownHysteresisC = 2.0;
 
 // Cumulative time counters of clock events.
 enum class ClockEventCounter {
@@ -55,6 +77,35 @@ enum class NvLinkError { kReplay, kRecovery, kCrcFlit, kCrcData, kEccData };
 inline constexpr int kNvLinkErrorKinds = 5;
 inline constexpr int kMaxNvLinks = 18;
 
+// An owning pointer that copies what it points at (the model is copyable).
+// Its members are instantiated only where T is complete.
+template <typename T>
+class ClonePtr {
+ public:
+  ClonePtr() = default;
+  ClonePtr(const ClonePtr& o) : p_(o.p_ ? std::make_unique<T>(*o.p_) : nullptr) {}
+  ClonePtr& operator=(const ClonePtr& o) {
+    if (this != &o) p_ = o.p_ ? std::make_unique<T>(*o.p_) : nullptr;
+    return *this;
+  }
+  ClonePtr(ClonePtr&&) noexcept = default;
+  ClonePtr& operator=(ClonePtr&&) noexcept = default;
+  ~ClonePtr() = default;
+  void reset(std::unique_ptr<T> p) { p_ = std::move(p); }
+  T* get() const { return p_.get(); }
+  T& operator*() const { return *p_; }
+  T* operator->() const { return p_.get(); }
+  explicit operator bool() const { return p_ != nullptr; }
+
+ private:
+  std::unique_ptr<T> p_;
+};
+
+struct PendingXid {
+  uint32_t xid = 0;
+  int64_t t_ms = 0;  // simulated time it was raised
+};
+
 struct RemappedRows {
   uint32_t correctable = 0;
   uint32_t uncorrectable = 0;
@@ -67,6 +118,15 @@ class SimulatedGpu {
   static constexpr int64_t kStepMs = 100;
 
   SimulatedGpu(const GpuProfile& profile, uint64_t fleet_seed, int index);
+  ~SimulatedGpu();
+  SimulatedGpu(const SimulatedGpu&);
+  SimulatedGpu& operator=(const SimulatedGpu&);
+  SimulatedGpu(SimulatedGpu&&) noexcept;
+  SimulatedGpu& operator=(SimulatedGpu&&) noexcept;
+
+  // What scenarios do to this GPU; call before the first AdvanceTo. Empty
+  // effects change nothing.
+  void SetEffects(const GpuEffects& effects);
 
   // Integrates up to t_ms (no-op when t_ms is not ahead of now_ms()).
   void AdvanceTo(int64_t t_ms);
@@ -112,7 +172,7 @@ class SimulatedGpu {
 
   // PCIe.
   int pcie_gen() const { return pcie_gen_; }
-  int pcie_width() const { return profile_->pcie_max_width; }
+  int pcie_width() const { return pcie_width_; }
   uint64_t pcie_tx_bytes() const { return static_cast<uint64_t>(pcie_tx_bytes_); }
   uint64_t pcie_rx_bytes() const { return static_cast<uint64_t>(pcie_rx_bytes_); }
   uint32_t pcie_replays() const { return pcie_replays_; }
@@ -121,26 +181,41 @@ class SimulatedGpu {
   uint64_t nvlink_tx_kib(int link) const;
   uint64_t nvlink_rx_kib(int link) const;
   uint64_t nvlink_errors(int link, NvLinkError kind) const;
+  bool nvlink_active(int link) const { return !(nvlink_down_mask_ >> link & 1); }
 
   // Memory errors.
   uint64_t ecc_errors(bool uncorrected, bool aggregate) const;
   RemappedRows remapped_rows() const { return remapped_; }
 
   // Faults.
-  void InjectXid(uint32_t xid) { pending_xids_.push_back(xid); }
+  void InjectXid(uint32_t xid) { RaiseXid(xid, -1); }
   bool has_pending_xids() const { return !pending_xids_.empty(); }
-  std::vector<uint32_t> TakePendingXids();
-  void MarkLost();  // falls off the bus; queues XID 79
+  std::vector<uint32_t> TakePendingXids();         // codes only
+  std::vector<PendingXid> TakePendingXidEvents();  // with their times
+  void MarkLost() { Lose(-1); }                    // falls off the bus; queues XID 79
   bool lost() const { return lost_; }
   void SetCoolingFailure(bool failed) { cooling_failed_ = failed; }
   bool cooling_failed() const { return cooling_failed_; }
   // Uncorrectable ECC error: counts it, marks a row remap pending and queues
   // XID 48 (and 63 where rows are remapped).
-  void InjectUncorrectableEcc();
+  void InjectUncorrectableEcc() { UncorrectableEcc(-1); }
+
+  // Ground truth, in the order it happened.
+  const std::vector<TruthRecord>& truth() const { return truth_; }
 
  private:
+  struct ScenarioState;
+  struct StepConditions;
+
   void Step();
+  void StepEffects(StepConditions* c);
   bool Chance(uint64_t channel, double rate_per_hour) const;
+  void RaiseXid(uint32_t xid, int scenario);
+  void Lose(int scenario);
+  void UncorrectableEcc(int scenario);
+  void RowRemapFailure(int scenario);
+  void Record(TruthEvent event, int scenario, int64_t detail = -1);
+  void RecordFirst(TruthEvent event, int64_t detail = -1);
 
   const GpuProfile* profile_;
   int index_;
@@ -179,6 +254,10 @@ class SimulatedGpu {
   uint64_t reasons_ = 0;
   int pstate_ = 0;
   int pcie_gen_ = 0;
+  int pcie_width_ = 0;
+  uint32_t nvlink_down_mask_ = 0;
+  bool mem_sw_ = false;  // memory slowdown engaged (with hysteresis)
+  bool mem_hw_ = false;
 
   // Counters.
   double energy_mj_ = 0;
@@ -196,7 +275,12 @@ class SimulatedGpu {
 
   bool lost_ = false;
   bool cooling_failed_ = false;
-  std::vector<uint32_t> pending_xids_;
+  std::vector<PendingXid> pending_xids_;
+
+  // Scenarios; null when none touches this GPU.
+  ClonePtr<ScenarioState> fx_;
+  std::vector<TruthRecord> truth_;
+  uint32_t truth_seen_ = 0;  // bit per TruthEvent already recorded
 };
 
 }  // namespace gpumon::sim

@@ -33,8 +33,12 @@ GpuProfile MakeH200() {
       .ambient_c = 24.6,
       .die_c_per_w = 0.0437,
       .die_tau_s = 20,
-      .slowdown_temp_c = 87,  // 28 + tlimit 59; 52 + 35
-      .hw_slowdown_temp_c = 92,
+      // Max operating: 28 + tlimit 59; 52 + 35. The others are what Hopper
+      // boards report (nvidia-smi -q: slowdown 89, shutdown 92, memory 95).
+      .gpu_max_operating_temp_c = 87,
+      .slowdown_temp_c = 89,
+      .shutdown_temp_c = 92,
+      .memory_max_operating_temp_c = 95,
       // HBM 32 C idle, 40 C at 627 W with 7% memory utilization.
       .memory_offset_c = 6.0,
       .memory_c_per_w = 0.0145,
@@ -87,8 +91,10 @@ GpuProfile MakeH100() {
   // 59 C at 632 W; the idle reading (41 C) was still cooling down from load.
   p.ambient_c = 27;
   p.die_c_per_w = 0.0506;
-  p.slowdown_temp_c = 86;  // 41 + 46 and 59 + 26
-  p.hw_slowdown_temp_c = 91;
+  p.gpu_max_operating_temp_c = 86;  // 41 + 46 and 59 + 26
+  p.slowdown_temp_c = 89;
+  p.shutdown_temp_c = 92;
+  p.memory_max_operating_temp_c = 95;
   // HBM 54 C at 632 W with 11% memory utilization.
   p.memory_offset_c = 8;
   p.memory_c_per_w = 0.028;
@@ -118,8 +124,11 @@ GpuProfile MakeL40s() {
       .ambient_c = 30,
       .die_c_per_w = 0.13,
       .die_tau_s = 25,
-      .slowdown_temp_c = 88,  // 63 + 25 and 54 + 34
-      .hw_slowdown_temp_c = 93,
+      .gpu_max_operating_temp_c = 88,  // 63 + 25 and 54 + 34
+      // GDDR boards report no memory limit; Ada data-center boards slow
+      // down and shut down a few degrees above the maximum operating one.
+      .slowdown_temp_c = 92,
+      .shutdown_temp_c = 95,
       .memory_tau_s = 60,
       .max_graphics_mhz = 2520,
       .max_sm_mhz = 2520,
@@ -172,8 +181,10 @@ GpuProfile MakeRtx4080s() {
       .ambient_c = 38,
       .die_c_per_w = 0.12,
       .die_tau_s = 15,
-      .slowdown_temp_c = 90,
-      .hw_slowdown_temp_c = 95,
+      // GeForce Ada boards: max operating 90, slowdown 97, shutdown 100.
+      .gpu_max_operating_temp_c = 90,
+      .slowdown_temp_c = 97,
+      .shutdown_temp_c = 100,
       .memory_tau_s = 60,
       .max_graphics_mhz = 3165,
       .max_sm_mhz = 3165,

@@ -43,8 +43,15 @@ struct GpuProfile {
   double ambient_c = 25;
   double die_c_per_w = 0;
   double die_tau_s = 20;
-  double slowdown_temp_c = 87;     // software thermal slowdown starts
-  double hw_slowdown_temp_c = 92;  // hardware slowdown starts
+  // The GPU's own temperature limits, as NVML reports them
+  // (nvmlDeviceGetTemperatureThreshold): the die's maximum operating
+  // temperature (software thermal slowdown starts there), the slowdown
+  // threshold (hardware slowdown), the shutdown threshold, and the HBM's
+  // maximum operating temperature (0: the model reports none).
+  double gpu_max_operating_temp_c = 87;
+  double slowdown_temp_c = 89;
+  double shutdown_temp_c = 92;
+  double memory_max_operating_temp_c = 0;
   double memory_offset_c = 0;
   double memory_c_per_w = 0;
   double memory_c_per_bw_pct = 0;

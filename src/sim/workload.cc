@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 
 namespace gpumon::sim {
 namespace {
@@ -51,7 +52,97 @@ std::string_view PhaseName(PhaseKind kind) {
 WorkloadSchedule::WorkloadSchedule(WorkloadMix mix, uint64_t seed)
     : mix_(mix), rng_(seed), current_(Generate(0, true)) {}
 
+void WorkloadSchedule::AddRegime(const WorkloadRegime& regime) {
+  regimes_.push_back(regime);
+  regime_rngs_.emplace_back(regime.seed);
+  // Cut the phase in progress at the new boundary.
+  if (current_.end_ms > regime.from_ms) {
+    current_.end_ms = std::max(regime.from_ms, current_.start_ms);
+  }
+}
+
 Phase WorkloadSchedule::Generate(int64_t start_ms, bool first) {
+  // The regime in effect: highest priority, then the one added last.
+  int active = -1;
+  int64_t boundary = std::numeric_limits<int64_t>::max();
+  for (size_t i = 0; i < regimes_.size(); ++i) {
+    const WorkloadRegime& r = regimes_[i];
+    if (r.from_ms > start_ms) boundary = std::min(boundary, r.from_ms);
+    if (r.until_ms > start_ms) boundary = std::min(boundary, r.until_ms);
+    if (r.from_ms <= start_ms && start_ms < r.until_ms &&
+        (active < 0 || r.priority >= regimes_[static_cast<size_t>(active)].priority)) {
+      active = static_cast<int>(i);
+    }
+  }
+  Phase p = active < 0 ? GenerateMix(start_ms, first)
+                       : GenerateRegime(static_cast<size_t>(active), start_ms);
+  p.end_ms = std::min(p.end_ms, boundary);
+  return p;
+}
+
+Phase WorkloadSchedule::GenerateRegime(size_t index, int64_t start_ms) {
+  const WorkloadRegime& r = regimes_[index];
+  SplitMix& rng = regime_rngs_[index];
+  Phase p;
+  p.start_ms = start_ms;
+  p.noise_key = rng.Next();
+  const double pick = rng.Unit();
+  int64_t duration = 0;
+  if (r.kind == RegimeKind::kTraining) {
+    if (pick < 0.04) {
+      // Now and then the job restarts (a new run, a failed node replaced).
+      p.kind = PhaseKind::kIdle;
+      p.pcie_rx_gbps = p.pcie_tx_gbps = 0.0005;
+      duration = rng.UniformInt(1 * kMinute, 4 * kMinute);
+    } else {
+      p.kind = PhaseKind::kTraining;
+      duration = rng.UniformInt(20 * kMinute, 60 * kMinute);
+      p.util = std::clamp(r.util + rng.Uniform(-0.01, 0.01), 0.0, 1.0);
+      p.mem_util = rng.Uniform(0.1, 0.4);
+      p.intensity = rng.Uniform(0.95, 1.12);
+      p.mem_fraction = rng.Uniform(0.7, 0.95);
+      p.pcie_rx_gbps = rng.Uniform(0.5, 3.0);
+      p.pcie_tx_gbps = rng.Uniform(0.05, 0.3);
+      p.nvlink_gbps = rng.Uniform(60, 180);
+      p.period_ms = rng.UniformInt(20 * kSecond, 90 * kSecond);
+      p.checkpoint_every_ms = r.checkpoint_every_ms;
+      p.checkpoint_ms = r.checkpoint_ms;
+      p.checkpoint_offset_ms = r.checkpoint_offset_ms;
+    }
+  } else if (pick < 0.7) {
+    p.kind = PhaseKind::kInference;
+    duration = rng.UniformInt(30 * kSecond, 5 * kMinute);
+    p.util = std::clamp(r.util + rng.Uniform(-0.15, 0.15), 0.05, 0.95);
+    p.mem_util = rng.Uniform(0.1, 0.35);
+    p.intensity = rng.Uniform(0.8, 1.0);
+    p.mem_fraction = rng.Uniform(0.4, 0.8);
+    p.pcie_rx_gbps = rng.Uniform(0.1, 1.0);
+    p.pcie_tx_gbps = rng.Uniform(0.05, 0.5);
+    p.nvlink_gbps = rng.Uniform(0, 5);
+  } else if (pick < 0.9) {
+    // A burst of requests.
+    p.kind = PhaseKind::kBurst;
+    duration = rng.UniformInt(10 * kSecond, 90 * kSecond);
+    p.util = rng.Uniform(0.85, 1.0);
+    p.mem_util = rng.Uniform(0.15, 0.4);
+    p.intensity = rng.Uniform(0.9, 1.05);
+    p.mem_fraction = rng.Uniform(0.4, 0.8);
+    p.pcie_rx_gbps = rng.Uniform(0.2, 1.0);
+    p.pcie_tx_gbps = rng.Uniform(0.05, 0.5);
+    p.nvlink_gbps = rng.Uniform(0, 10);
+    p.period_ms = rng.UniformInt(2 * kSecond, 12 * kSecond);
+  } else {
+    // No traffic for a while; the model stays loaded.
+    p.kind = PhaseKind::kIdle;
+    duration = rng.UniformInt(10 * kSecond, 2 * kMinute);
+    p.mem_fraction = rng.Uniform(0.4, 0.8);
+    p.pcie_rx_gbps = p.pcie_tx_gbps = 0.0005;
+  }
+  p.end_ms = start_ms + duration;
+  return p;
+}
+
+Phase WorkloadSchedule::GenerateMix(int64_t start_ms, bool first) {
   const auto& weights = WeightsFor(mix_);
   double total = 0;
   for (double w : weights) total += w;
@@ -147,7 +238,17 @@ WorkloadSample SampleAt(const Phase& p, int64_t t_ms) {
     case PhaseKind::kIdle:
       return s;
     case PhaseKind::kTraining:
-      // Periodic short dips (data loading, checkpoint, evaluation).
+      // The job's checkpoints: every GPU of it writes its state at once.
+      if (p.checkpoint_every_ms > 0) {
+        int64_t k = (t_ms - p.checkpoint_offset_ms) % p.checkpoint_every_ms;
+        if (k < 0) k += p.checkpoint_every_ms;
+        if (k < p.checkpoint_ms) {
+          s.util = 0.08 + 0.06 * jitter;
+          s.mem_util *= 0.2;
+          break;
+        }
+      }
+      // Periodic short dips (data loading, evaluation).
       if (p.period_ms > 0 && in_phase % p.period_ms < 1500) {
         s.util = 0.3 + 0.1 * jitter;
         s.mem_util *= 0.5;

@@ -7,10 +7,21 @@
 // PhaseAt(t) is a pure function of t as long as t never decreases between
 // calls. SampleAt gives the instantaneous demand inside a phase, also a pure
 // function of (phase, t).
+//
+// Regimes (scenarios, scenario.h) replace the random mix for spans of time:
+// training (long high-utilisation phases with data-loading dips and
+// checkpoint dips on a schedule shared by every GPU of the job) or
+// inference (bursty request load with short gaps). They are added before
+// the schedule is first queried past their start; the phase covering a
+// regime boundary is cut there. Where regimes overlap, the higher priority
+// wins, then the one added last. Each regime draws from its own generator,
+// so the sequence stays a pure function of (mix, seed, regimes).
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string_view>
+#include <vector>
 
 #include "sim/noise.h"
 #include "sim/profile.h"
@@ -35,7 +46,27 @@ struct Phase {
   double encoder = 0;       // 0..1
   double decoder = 0;       // 0..1
   int64_t period_ms = 0;    // burst on/off period, or training dip period
+  // Training checkpoints: every checkpoint_every_ms (0: none), counted from
+  // checkpoint_offset_ms in absolute time, utilization drops for
+  // checkpoint_ms while the state is written out.
+  int64_t checkpoint_every_ms = 0;
+  int64_t checkpoint_ms = 0;
+  int64_t checkpoint_offset_ms = 0;
   uint64_t noise_key = 0;
+};
+
+enum class RegimeKind { kTraining, kInference };
+
+struct WorkloadRegime {
+  RegimeKind kind = RegimeKind::kTraining;
+  int64_t from_ms = 0;
+  int64_t until_ms = std::numeric_limits<int64_t>::max();  // exclusive
+  int priority = 0;
+  double util = 0.97;  // training: busy utilization; inference: mean utilization
+  int64_t checkpoint_every_ms = 0;
+  int64_t checkpoint_ms = 0;
+  int64_t checkpoint_offset_ms = 0;
+  uint64_t seed = 0;  // this GPU's draws inside the regime
 };
 
 struct WorkloadSample {
@@ -59,11 +90,19 @@ class WorkloadSchedule {
     return current_;
   }
 
+  // Adds a regime; call before PhaseAt has been asked for a time past
+  // regime.from_ms.
+  void AddRegime(const WorkloadRegime& regime);
+
  private:
   Phase Generate(int64_t start_ms, bool first);
+  Phase GenerateMix(int64_t start_ms, bool first);
+  Phase GenerateRegime(size_t regime, int64_t start_ms);
 
   WorkloadMix mix_;
   SplitMix rng_;
+  std::vector<WorkloadRegime> regimes_;
+  std::vector<SplitMix> regime_rngs_;
   Phase current_;
 };
 

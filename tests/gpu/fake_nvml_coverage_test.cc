@@ -74,6 +74,10 @@ bool Supports(const sim::GpuProfile& p, Feature f) {
       return p.has_mig;
     case Feature::kXidEvents:
       return true;
+    case Feature::kThermalMargin:
+      return true;  // every profile is Ada or Hopper
+    case Feature::kRecoveryAction:
+      return p.has_row_remapping;
     case Feature::kCount:
       break;
   }

@@ -11,7 +11,11 @@ from harness import Agent, check, parse_exposition, run_test, series
 
 DCGM_LABELS = {"gpu", "UUID", "device", "modelName", "Hostname"}
 DCGM_NAMES = ["DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_MEMORY_TEMP", "DCGM_FI_DEV_POWER_USAGE",
-              "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_GPU_UTIL"]
+              "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_GPU_UTIL",
+              # The GPU's own limits and the driver's recommended action.
+              "DCGM_FI_DEV_SLOWDOWN_TEMP", "DCGM_FI_DEV_SHUTDOWN_TEMP",
+              "DCGM_FI_DEV_MEM_MAX_OP_TEMP", "DCGM_FI_DEV_GPU_MAX_OP_TEMP",
+              "DCGM_FI_DEV_GPU_TEMP_LIMIT", "DCGM_FI_DEV_GET_GPU_RECOVERY_ACTION"]
 
 
 def scrape(args, mode):
@@ -41,6 +45,13 @@ def body(args):
         ("DCGM_FI_DEV_POWER_USAGE", "gpu_power_usage_watts", 1.0, 0.5),
         ("DCGM_FI_DEV_FB_USED", "gpu_memory_used_bytes", 1.0 / (1 << 20), 1.0),
         ("DCGM_FI_DEV_GPU_UTIL", "gpu_utilization_ratio", 100.0, 1.0),
+        # Limits are constants: exactly equal.
+        ("DCGM_FI_DEV_SLOWDOWN_TEMP", "gpu_slowdown_temperature_celsius", 1.0, 0.0),
+        ("DCGM_FI_DEV_SHUTDOWN_TEMP", "gpu_shutdown_temperature_celsius", 1.0, 0.0),
+        ("DCGM_FI_DEV_MEM_MAX_OP_TEMP", "gpu_memory_max_operating_temperature_celsius", 1.0, 0.0),
+        ("DCGM_FI_DEV_GPU_MAX_OP_TEMP", "gpu_max_operating_temperature_celsius", 1.0, 0.0),
+        ("DCGM_FI_DEV_GPU_TEMP_LIMIT", "gpu_temperature_margin_celsius", 1.0, 1.0),
+        ("DCGM_FI_DEV_GET_GPU_RECOVERY_ACTION", "gpu_recovery_action", 1.0, 0.0),
     ]
     for dcgm_name, native_name, factor, tolerance in pairs:
         d = by_gpu(both, dcgm_name)
@@ -52,6 +63,12 @@ def body(args):
             check(abs(d[gpu] - want) <= tolerance,
                   f"GPU {gpu}: {dcgm_name}={d[gpu]} but {native_name}={n[gpu]} "
                   f"(x{factor} = {want})")
+    # An H200's limits, ordered as the hardware acts on them.
+    for gpu, slowdown in by_gpu(dcgm, "DCGM_FI_DEV_SLOWDOWN_TEMP").items():
+        gpu_max = by_gpu(dcgm, "DCGM_FI_DEV_GPU_MAX_OP_TEMP")[gpu]
+        shutdown = by_gpu(dcgm, "DCGM_FI_DEV_SHUTDOWN_TEMP")[gpu]
+        check(gpu_max < slowdown < shutdown,
+              f"GPU {gpu}: max operating {gpu_max}, slowdown {slowdown}, shutdown {shutdown}")
     print("dcgm names present with dcgm-exporter labels; values agree with native names")
 
 

@@ -123,8 +123,8 @@ TEST_P(CalibrationTest, StaticLimitsMatch) {
     // that can run a few degrees hotter than temperature.gpu under load.
     if (auto tlimit = r->Get("temperature_gpu_tlimit")) {
       const double slowdown = r->At("temperature_gpu") + *tlimit;
-      EXPECT_LE(slowdown, p.slowdown_temp_c + 2);
-      EXPECT_GE(slowdown, p.slowdown_temp_c - 10);
+      EXPECT_LE(slowdown, p.gpu_max_operating_temp_c + 2);
+      EXPECT_GE(slowdown, p.gpu_max_operating_temp_c - 10);
     }
   }
 }

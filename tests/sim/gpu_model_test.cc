@@ -219,7 +219,7 @@ TEST(GpuModelTest, CoolingFailureThrottles) {
     if (r & (kReasonSwThermalSlowdown | kReasonHwThermalSlowdown)) {
       ++thermal;
       // The reason reflects the sensor at the start of the step.
-      EXPECT_GE(s.die_temperature(), H200().slowdown_temp_c - 0.5);
+      EXPECT_GE(s.die_temperature(), H200().gpu_max_operating_temp_c - 0.5);
       if (!(r & kReasonGpuIdle)) {
         EXPECT_LT(s.clock_mhz(ClockDomain::kSm), 1980u);
       }

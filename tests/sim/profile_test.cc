@@ -119,7 +119,9 @@ TEST(ProfileTest, ClockAccessorsMatchFields) {
     EXPECT_LE(p.load_power_w, p.power_limit_default_w) << key;
     EXPECT_LE(p.power_limit_min_w, p.power_limit_default_w) << key;
     EXPECT_LE(p.power_limit_default_w, p.power_limit_max_w) << key;
-    EXPECT_LT(p.slowdown_temp_c, p.hw_slowdown_temp_c) << key;
+    EXPECT_LT(p.gpu_max_operating_temp_c, p.slowdown_temp_c) << key;
+    EXPECT_LT(p.slowdown_temp_c, p.shutdown_temp_c) << key;
+    EXPECT_EQ(p.memory_max_operating_temp_c > 0, p.has_memory_temperature) << key;
   }
 }
 

@@ -66,5 +66,53 @@ TEST(WorkloadTest, TrainingSamplesAreBusyAndBounded) {
   EXPECT_GT(static_cast<double>(busy) / samples, 0.9);
 }
 
+TEST(WorkloadTest, RegimesReplaceTheMixBetweenTheirBoundaries) {
+  constexpr int64_t kMin = 60000;
+  WorkloadRegime r;
+  r.kind = RegimeKind::kTraining;
+  r.from_ms = 10 * kMin;
+  r.until_ms = 130 * kMin;
+  r.util = 0.97;
+  r.checkpoint_every_ms = 15 * kMin;
+  r.checkpoint_ms = kMin;
+  r.checkpoint_offset_ms = 3 * kMin;
+  r.seed = 99;
+  WorkloadSchedule a(WorkloadMix::kDatacenter, 5);
+  WorkloadSchedule b(WorkloadMix::kDatacenter, 5);
+  a.AddRegime(r);
+  b.AddRegime(r);
+  Phase prev = a.PhaseAt(0);
+  bool cut_at_start = false, cut_at_end = false, mix_after = false;
+  int training = 0;
+  while (prev.end_ms < 300 * kMin) {
+    Phase next = a.PhaseAt(prev.end_ms);
+    EXPECT_EQ(next.start_ms, prev.end_ms);
+    cut_at_start |= next.start_ms == r.from_ms;
+    cut_at_end |= next.start_ms == r.until_ms;
+    if (next.start_ms >= r.from_ms && next.start_ms < r.until_ms) {
+      EXPECT_LE(next.end_ms, r.until_ms);
+      if (next.kind == PhaseKind::kTraining) {
+        ++training;
+        EXPECT_NEAR(next.util, 0.97, 0.011);
+        EXPECT_EQ(next.checkpoint_every_ms, r.checkpoint_every_ms);
+      } else {
+        EXPECT_EQ(next.kind, PhaseKind::kIdle);  // a job restart
+      }
+    } else if (next.start_ms >= r.until_ms && next.kind != PhaseKind::kTraining) {
+      mix_after = true;
+    }
+    prev = next;
+  }
+  EXPECT_TRUE(cut_at_start);
+  EXPECT_TRUE(cut_at_end);
+  EXPECT_TRUE(mix_after);
+  EXPECT_GE(training, 2);
+  // Checkpoints fall on the job's schedule, in absolute time.
+  const Phase& p = b.PhaseAt(33 * kMin + 30000);
+  ASSERT_EQ(p.kind, PhaseKind::kTraining);
+  EXPECT_LT(SampleAt(p, 33 * kMin + 30000).util, 0.2);  // 3m + 2 x 15m + 30 s
+  EXPECT_GT(SampleAt(p, 33 * kMin + 70000).util, 0.9);
+}
+
 }  // namespace
 }  // namespace gpumon::sim
