@@ -8,7 +8,8 @@
 # With no --config the server monitors this node in-process: the real GPUs
 # through NVML when the driver library (libnvidia-ml.so.1) is installed,
 # otherwise a simulated 8 x H200 node, said loudly; every simulated series
-# carries the label simulated="true".
+# carries the label simulated="true". Without --config it also evaluates the
+# shipped GPU rule pack (rules/*.rules.yml; alerts in /api/v1/alerts).
 #
 # Usage: scripts/start.sh [extra gpumon server arguments, e.g. --config FILE]
 # Env:   GPUMON_LISTEN    listen address (default :9090)
@@ -32,9 +33,16 @@ LISTEN=${GPUMON_LISTEN:-:9090}
 ARGS=(server --listen "$LISTEN" --data "${GPUMON_DATA:-./data}")
 SIMULATE=${GPUMON_SIMULATE:-}
 HAS_CONFIG=0
+HAS_RULES=0
 for a in "$@"; do
-  case "$a" in --config | --config=*) HAS_CONFIG=1 ;; esac
+  case "$a" in
+    --config | --config=*) HAS_CONFIG=1 ;;
+    --rules | --rules=*) HAS_RULES=1 ;;
+  esac
 done
+if [ "$HAS_CONFIG" = 0 ] && [ "$HAS_RULES" = 0 ]; then
+  ARGS+=(--rules "$ROOT/rules/*.rules.yml")
+fi
 # With --config the server scrapes what the file says; simulation applies
 # only to the in-process local collection.
 if [ "$HAS_CONFIG" = 0 ] && [ -z "$SIMULATE" ] && ! ldconfig -p 2>/dev/null | grep -q 'libnvidia-ml\.so\.1'; then

@@ -69,7 +69,8 @@ constexpr const char* kUsage =
     "                             [--start 1700000000] [--evaluation-interval 1m]\n"
     "                             [--groups all|temperature,power,...] [--names native|dcgm|both]\n"
     "                             [--job gpu] [--retention DURATION] [--out FILE|-]\n"
-    "                             [--ground-truth FILE] [--rule-stats] [--verbose]\n"
+    "                             [--ground-truth FILE] [--rule-stats] [--full-builds]\n"
+    "                             [--verbose]\n"
     "Evaluates the rule files over simulated GPU history (the fake NVML on a\n"
     "virtual clock, through the agent's collectors) faster than real time and\n"
     "writes one JSON line per alert episode: alertname, labels, severity,\n"
@@ -649,20 +650,20 @@ int RunRulesBacktest(const std::vector<std::string>& args) {
                    total > 0 ? 100 * row.seconds / total : 0.0, row.name.c_str());
     }
   }
-  std::fprintf(stderr,
-               "gpumon rules backtest: %ld x %ld GPUs, %s simulated in %.2f s (%.2f GPU-days/s, "
-               "%.2f s evaluating rules); "
-               "%zu rules in %zu groups, %" PRIu64 " evaluations, %zu rules failing; %" PRIu64
-               " samples (%" PRIu64 " rejected, node steps %" PRIu64 " fast / %" PRIu64
-               " full), peak %zu series, retention %s; %" PRIu64 " episodes, %" PRIu64 " fired\n",
-               *nodes, *gpus, FormatDuration(std::chrono::milliseconds(duration_ms)).c_str(), wall,
-               wall > 0 ? gpu_days / wall : 0.0, eval_seconds, rule_count, groups.size(),
-               evaluations, reported_errors.size(), samples, rejected, fast_steps, full_steps,
-               peak_series,
-               retention_ms == rules::RuleRequirements::kUnbounded
-                   ? "unbounded"
-                   : FormatDuration(std::chrono::milliseconds(retention_ms)).c_str(),
-               recorder.stats().episodes, recorder.stats().fired);
+  std::fprintf(
+      stderr,
+      "gpumon rules backtest: %ld x %ld GPUs, %s simulated in %.2f s (%.2f GPU-days/s, "
+      "%.2f s evaluating rules); "
+      "%zu rules in %zu groups, %" PRIu64 " evaluations, %zu rules failing; %" PRIu64
+      " samples (%" PRIu64 " rejected, node steps %" PRIu64 " fast / %" PRIu64
+      " full), peak %zu series, longest history kept %s; %" PRIu64 " episodes, %" PRIu64 " fired\n",
+      *nodes, *gpus, FormatDuration(std::chrono::milliseconds(duration_ms)).c_str(), wall,
+      wall > 0 ? gpu_days / wall : 0.0, eval_seconds, rule_count, groups.size(), evaluations,
+      reported_errors.size(), samples, rejected, fast_steps, full_steps, peak_series,
+      retention_ms == rules::RuleRequirements::kUnbounded
+          ? "unbounded"
+          : FormatDuration(std::chrono::milliseconds(retention_ms)).c_str(),
+      recorder.stats().episodes, recorder.stats().fired);
   return 0;
 }
 

@@ -504,6 +504,19 @@ int RunServer(const std::vector<std::string>& args) {
     if (!config->rule_files.empty()) {
       LogInfo("evaluating " + std::to_string(rule_manager.Groups().size()) + " rule group(s)");
     }
+  } else if (!opts->rule_files.empty()) {
+    // No configuration: the rule files of --rules at Prometheus's default
+    // evaluation interval, with alerts kept to the API (no Alertmanager).
+    constexpr int64_t kDefaultEvaluationIntervalMs = 60 * 1000;
+    if (Status s = rule_manager.Update(kDefaultEvaluationIntervalMs, opts->rule_files, Labels());
+        !s.ok()) {
+      finish();
+      local->Stop();
+      if (scraper) scraper->Stop();
+      std::cerr << "gpumon server: --rules: " << s.message() << "\n";
+      return 2;
+    }
+    LogInfo("evaluating " + std::to_string(rule_manager.Groups().size()) + " rule group(s)");
   }
   rule_manager.Start();
 

@@ -42,6 +42,7 @@ const std::map<std::string, bool>& ServerFlagTable() {
                                                      {"query.replica-label", true},
                                                      {"config", true},
                                                      {"simulate", true},
+                                                     {"rules", true},
                                                      {"seed", true},
                                                      {"scenario", true},
                                                      {"speed", true},
@@ -70,6 +71,9 @@ const char* ServerUsage() {
          "                           rule_files, alerting, remote_write; SIGHUP reloads it\n"
          "  --simulate SPEC          with no --config: collect a SIMULATED local fleet,\n"
          "                           e.g. h200x8 (labelled simulated=\"true\")\n"
+         "  --rules FILE             with no --config: evaluate these rule files (globs,\n"
+         "                           repeatable), e.g. 'rules/*.rules.yml'; alerts are in\n"
+         "                           /api/v1/alerts (use --config to notify Alertmanager)\n"
          "  --seed N                 simulator seed (default 1)\n"
          "  --scenario SPEC          with --simulate: run simulator scenarios, e.g.\n"
          "                           thermal-runaway:gpu=3:start=20m (repeatable)\n"
@@ -129,6 +133,15 @@ Result<ServerOptions> ParseServerOptions(const Flags& flags) {
         "flags --config and --simulate exclude each other: --simulate collects the local node, "
         "--config scrapes the configured targets (scrape `gpumon simulate` for a simulated fleet)");
   }
+  for (const std::string& r : flags.GetAll("rules")) {
+    if (r.empty()) return Status::Error("flag --rules: empty file name");
+    o.rule_files.push_back(r);
+  }
+  if (o.config_file && !o.rule_files.empty()) {
+    return Status::Error(
+        "flags --config and --rules exclude each other: list rule files under rule_files in "
+        "the configuration");
+  }
   o.seed = flags.Get("seed").value_or(o.seed);
   for (const std::string& s : flags.GetAll("scenario")) {
     if (!s.empty()) o.scenarios.push_back(s);
@@ -167,6 +180,12 @@ Result<ServerOptions> ParseServerOptions(const Flags& flags) {
       {"data", o.data},
       {"config", o.config_file.value_or("")},
       {"simulate", o.simulate_spec.value_or("")},
+      {"rules",
+       [&] {
+         std::string joined;
+         for (const auto& r : o.rule_files) joined += (joined.empty() ? "" : ",") + r;
+         return joined;
+       }()},
       {"scenario",
        [&] {
          std::string joined;

@@ -24,6 +24,7 @@ struct ServerOptions {
   promql::EngineOptions engine;
   std::optional<std::string> config_file;    // --config: scrape, rules, alerting, remote write
   std::optional<std::string> simulate_spec;  // --simulate: simulated local GPUs (no --config)
+  std::vector<std::string> rule_files;       // --rules (repeatable, globs; no --config)
   std::string seed = "1";
   std::vector<std::string> scenarios;            // --scenario (repeatable), with --simulate
   double speed = 1;                              // --speed, with --simulate

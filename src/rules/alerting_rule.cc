@@ -4,7 +4,32 @@
 #include <cstdio>
 #include <set>
 
+#include "promql/parser.h"
+
 namespace gpumon::rules {
+
+namespace {
+
+// Prometheus binds a template's query function to the rule's query function
+// and evaluation time (rules/alerting.go, NewTemplateExpander).
+TemplateQueryFunc TemplateQuery(const EvalContext& ctx, int64_t ts) {
+  if (ctx.engine == nullptr || ctx.queryable == nullptr) return {};
+  return [&ctx, ts](const std::string& q) -> Result<std::vector<TemplateSample>> {
+    promql::ParseResult p = promql::Parse(q);
+    if (!p.ok()) return Status::Error(p.error->ToString());
+    if (ctx.adapt_template_query) {
+      if (Status st = ctx.adapt_template_query(*p.expr); !st.ok()) return st;
+    }
+    Result<promql::Vector> v = InstantVector(ctx, *p.expr, ts);
+    if (!v.ok()) return v.status();
+    std::vector<TemplateSample> out;
+    out.reserve(v->size());
+    for (auto& s : *v) out.push_back({std::move(s.metric), s.f});
+    return out;
+  };
+}
+
+}  // namespace
 
 const char* AlertStateName(AlertState s) {
   switch (s) {
@@ -72,12 +97,15 @@ Result<promql::Vector> AlertingRule::Eval(const EvalContext& ctx, int64_t ts) {
 
   std::vector<ActiveAlert> fresh;
   std::set<Labels> seen;
+  const TemplateQueryFunc query = TemplateQuery(ctx, ts);
   for (const auto& s : vec) {
     TemplateData d;
     d.labels = OverrideLabels(s.metric, Labels{});
     d.external_labels = external_labels_;
     d.external_url = external_url_;
     d.value = s.f;
+    d.query = query;
+    if (ctx.template_external_url) d.function_external_url = external_url_;
     std::vector<Label> ls;
     for (const auto& l : s.metric) {
       if (l.name != kMetricName) ls.push_back(l);

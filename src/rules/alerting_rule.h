@@ -4,8 +4,16 @@
 // Contract (Prometheus rules/alerting.go):
 // - Each result sample becomes an alert identified by its labels (without
 //   __name__) overlaid with the expanded rule labels and alertname.
-//   Annotations are expanded per evaluation. Template errors expand to
-//   "<error expanding template: ...>", as in Prometheus.
+//   Labels and annotations are expanded for every result sample at every
+//   evaluation. Template errors expand to "<error expanding template:
+//   ...>", as in Prometheus.
+// - A template's `query` runs as an instant query at the evaluation time
+//   ts (not ts - query offset: Prometheus binds the expander to ts),
+//   through ctx's engine and storage, after ctx.adapt_template_query; a
+//   parse or evaluation error, or a string or matrix result ("rule result
+//   is not a vector or scalar"), fails that template. externalURL and
+//   pathPrefix read the rule's external URL unless
+//   !ctx.template_external_url.
 // - A new alert is pending from the evaluation that first saw it
 //   (active_at); it fires once ts - active_at >= `for`. An alert missing
 //   from the result: a pending one is dropped; a firing one keeps firing

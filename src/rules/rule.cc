@@ -18,7 +18,11 @@ const char* RuleHealthName(RuleHealth h) {
 }
 
 Result<promql::Vector> QueryVector(const EvalContext& ctx, const promql::Expr& expr, int64_t ts) {
-  promql::QueryResult r = ctx.engine->InstantExpr(*ctx.queryable, expr, ts - ctx.query_offset_ms);
+  return InstantVector(ctx, expr, ts - ctx.query_offset_ms);
+}
+
+Result<promql::Vector> InstantVector(const EvalContext& ctx, const promql::Expr& expr, int64_t t) {
+  promql::QueryResult r = ctx.engine->InstantExpr(*ctx.queryable, expr, t);
   if (!r.ok()) return Status::Error(r.error);
   if (auto* v = std::get_if<promql::Vector>(&r.value)) return std::move(*v);
   if (auto* s = std::get_if<promql::Scalar>(&r.value)) {

@@ -44,8 +44,10 @@ struct EvalContext {
   bool template_external_url = true;
 };
 
-// The rule's query as a vector at `ts`.
+// The rule's query as a vector at `ts` (evaluated at ts - query offset).
 Result<promql::Vector> QueryVector(const EvalContext& ctx, const promql::Expr& expr, int64_t ts);
+// `expr` as a vector at exactly `t`, with the same conversion.
+Result<promql::Vector> InstantVector(const EvalContext& ctx, const promql::Expr& expr, int64_t t);
 
 // Sets (or, for an empty value, removes) `overrides` on `base`.
 Labels OverrideLabels(const Labels& base, const Labels& overrides);

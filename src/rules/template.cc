@@ -281,7 +281,8 @@ class Executor {
       }
     }
     if (fn == "index") {
-      if (args.empty()) return ExecErr(line, "wrong number of args for index: want at least 1 got 0");
+      if (args.empty())
+        return ExecErr(line, "wrong number of args for index: want at least 1 got 0");
       Value item = args[0];
       for (size_t i = 1; i < args.size(); ++i) {
         GPUMON_ASSIGN_OR_RETURN(item, Index(call, item, args[i]));
@@ -341,7 +342,11 @@ class Executor {
         }
         const auto& samples = *std::get<QueryResultRef>(item).samples;
         int64_t x = std::get<int64_t>(key);
-        if (x < 0 || x >= static_cast<int64_t>(samples.size())) {
+        // Go 1.19's index checks x <= len and lets reflect catch x == len.
+        if (x == static_cast<int64_t>(samples.size())) {
+          return fail("reflect: slice index out of range");
+        }
+        if (x < 0 || x > static_cast<int64_t>(samples.size())) {
           return fail("index out of range: " + std::to_string(x));
         }
         return Value(samples[x]);
@@ -372,3 +377,4 @@ Result<std::string> Template::Execute(const TemplateData& data) const {
   return out;
 }
 
+}  // namespace gpumon::rules

@@ -380,7 +380,6 @@ std::string ReplaceAll(const RE2& re, const std::string& text, const std::string
   return out;
 }
 
-
 std::string GoTitle(const std::string& s) {
   std::string out = s;
   bool prev_sep = true;

@@ -18,13 +18,32 @@ using NodePtr = std::shared_ptr<Node>;
 // Go's builtins and Prometheus's functions that the executor (template.cc)
 // implements itself; template_query.h has the rest.
 const std::set<std::string, std::less<>>& CoreFunctions() {
-  static const std::set<std::string, std::less<>> kNames = {
-      "humanize", "humanize1024", "humanizeDuration", "humanizePercentage", "humanizeTimestamp",
-      "printf",   "print",        "println",          "toUpper",            "toLower",
-      "title",    "reReplaceAll", "match",            "safeHtml",           "eq",
-      "ne",       "lt",           "le",               "gt",                 "ge",
-      "and",      "or",           "not",              "len",                "index",
-      "urlquery"};
+  static const std::set<std::string, std::less<>> kNames = {"humanize",
+                                                            "humanize1024",
+                                                            "humanizeDuration",
+                                                            "humanizePercentage",
+                                                            "humanizeTimestamp",
+                                                            "printf",
+                                                            "print",
+                                                            "println",
+                                                            "toUpper",
+                                                            "toLower",
+                                                            "title",
+                                                            "reReplaceAll",
+                                                            "match",
+                                                            "safeHtml",
+                                                            "eq",
+                                                            "ne",
+                                                            "lt",
+                                                            "le",
+                                                            "gt",
+                                                            "ge",
+                                                            "and",
+                                                            "or",
+                                                            "not",
+                                                            "len",
+                                                            "index",
+                                                            "urlquery"};
   return kNames;
 }
 
@@ -34,8 +53,7 @@ const std::set<std::string, std::less<>>& CoreFunctions() {
 // errors so a rule author knows why the template is refused.
 const char* UnsupportedFunction(std::string_view name) {
   static const std::set<std::string, std::less<>> kGo = {"html", "js", "call", "slice", "tmpl"};
-  static const std::set<std::string, std::less<>> kLater = {"toDuration", "now",
-                                                            "urlQueryEscape"};
+  static const std::set<std::string, std::less<>> kLater = {"toDuration", "now", "urlQueryEscape"};
   if (kGo.count(name)) return "";
   if (kLater.count(name)) return " (Prometheus 2.42 has no such function; later versions add it)";
   return nullptr;
@@ -549,7 +567,6 @@ class Parser {
   size_t pos_ = 0;
   std::vector<std::string> vars_;
 };
-
 
 }  // namespace
 

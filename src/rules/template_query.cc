@@ -106,7 +106,8 @@ std::string UrlPath(const std::string& u) {
   std::string raw = u.substr(start, end == std::string::npos ? std::string::npos : end - start);
   std::string out;
   for (size_t i = 0; i < raw.size(); ++i) {
-    if (raw[i] == '%' && i + 2 < raw.size() && std::isxdigit(static_cast<unsigned char>(raw[i + 1])) &&
+    if (raw[i] == '%' && i + 2 < raw.size() &&
+        std::isxdigit(static_cast<unsigned char>(raw[i + 1])) &&
         std::isxdigit(static_cast<unsigned char>(raw[i + 2]))) {
       out += static_cast<char>(std::stoi(raw.substr(i + 1, 2), nullptr, 16));
       i += 2;
@@ -187,9 +188,9 @@ bool SplitHostPort(const std::string& hp, std::string* host, std::string* port, 
 
 bool IsPrometheusFunction(std::string_view fn) {
   static const std::set<std::string, std::less<>> kNames = {
-      "query",     "first",     "label",       "value",         "strvalue",
-      "sortByLabel", "args",    "graphLink",   "tableLink",     "stripPort",
-      "stripDomain", "parseDuration", "toTime", "externalURL",  "pathPrefix"};
+      "query",       "first",         "label",     "value",       "strvalue",
+      "sortByLabel", "args",          "graphLink", "tableLink",   "stripPort",
+      "stripDomain", "parseDuration", "toTime",    "externalURL", "pathPrefix"};
   return kNames.count(fn) > 0;
 }
 
@@ -225,8 +226,8 @@ Result<Value> CallPrometheusFunction(const CallSite& c, const TemplateData& data
   if (fn == "graphLink" || fn == "tableLink") {
     GPUMON_RETURN_IF_ERROR(c.WantArgs(1));
     GPUMON_ASSIGN_OR_RETURN(std::string expr, c.String(0));
-    return Value("/graph?g0.expr=" + QueryEscape(expr) + "&g0.tab=" +
-                 (fn == "graphLink" ? "0" : "1"));
+    return Value("/graph?g0.expr=" + QueryEscape(expr) +
+                 "&g0.tab=" + (fn == "graphLink" ? "0" : "1"));
   }
   if (fn == "stripPort" || fn == "stripDomain") return HostFunction(c);
   if (fn == "parseDuration") {

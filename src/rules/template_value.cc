@@ -21,7 +21,7 @@ std::string MapString(const Labels& m) {
 }
 
 std::string SampleString(const TemplateSample& s) {
-  return "&{" + MapString(s.labels) + " " + FormatGoFloat(s.value) + "}";
+  return "{" + MapString(s.labels) + " " + FormatGoFloat(s.value) + "}";
 }
 
 }  // namespace

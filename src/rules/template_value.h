@@ -12,9 +12,10 @@
 // - A query result is shared, not copied: sortByLabel sorts it in place, as
 //   Prometheus sorts the slice it was given, so every variable holding the
 //   result sees the new order. Samples are never null.
-// - Sprint follows fmt.Sprint (floats as %v, maps sorted by key, a sample as
-//   &{map[...] value}), except that the samples of a printed query result
-//   show as &{...} too, where Go prints their addresses.
+// - Sprint follows text/template's printing (fmt.Sprint; floats as %v, maps
+//   sorted by key, a sample as {map[...] value}), except that samples inside
+//   a printed query result or args map show as {...} too, where Go prints
+//   their addresses.
 // - Truth follows text/template: nil, false, 0, "" and empty maps and lists
 //   are false; samples, times and the alert data are true.
 // - Field(v, name) reads a map key (missing: "" for label maps, nil for

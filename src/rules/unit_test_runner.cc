@@ -322,6 +322,18 @@ class TestGroupRun {
     tsdb::head::Head* h = &head_;
     deps_.appender = scrape::HeadAppenderFactory([h] { return h->Appender(); });
     deps_.now_ms = [] { return int64_t{0}; };
+    // promtool runs rules without an external URL, and its template queries
+    // select with the same windows as the rules.
+    deps_.template_external_url = false;
+    if (!opts_.prometheus3) {
+      deps_.adapt_template_query = [](promql::Expr& e) -> Status {
+        if (std::string why = Prometheus2Incompatibility(e); !why.empty()) {
+          return Status::Error(why);
+        }
+        WidenWindowsForPrometheus2(e);
+        return Status::Ok();
+      };
+    }
     for (const RuleFileSpec& spec : rule_files_) {
       auto built = BuildGroups(spec, tg_.interval_ms, tg_.external_labels, tg_.external_url,
                                /*should_restore=*/false, &deps_);

@@ -16,7 +16,7 @@ Setup, all on loopback:
 
 Time compression. The node runs SPEED times faster than real time while the
 servers evaluate rules in real time, so the rule files are loaded as scaled
-copies (rts.py) in which every PromQL duration of every `expr`
+copies (rule_time_scale.py) in which every PromQL duration of every `expr`
 (range selectors, subquery ranges and steps, offsets), every `for` and the
 groups' `interval` are divided by SPEED. Number literals that carry time
 are scaled too, each named in SCALE_CONSTANTS below:
@@ -30,8 +30,15 @@ are scaled too, each named in SCALE_CONSTANTS below:
 The forecast rules are "strict": each of their number literals must be
 classified, so a literal added to them later cannot be left unscaled
 unnoticed. Every scaled copy passes `promtool check rules`, and the
-durations and `for` values Prometheus reports for the loaded rules are
-checked against the scaler's output.
+durations and `for` values both servers report for the loaded rules
+(/api/v1/rules, parsed by each engine) are checked against the scaler's
+output. Annotations are not scaled: a "how long is left" in them reads in
+compressed (real) seconds.
+
+Both servers start before the simulator and have tried to scrape it once,
+so each sees the node from its first sample (Prometheus applies new targets
+only every 5 s; a counter increment one server saw and the other did not
+would make their increase() differ).
 
 Expects:
 1. GpuMemoryTemperatureSlowdownPredicted for GPU 3 of the simulated node
@@ -51,7 +58,6 @@ A timeline (when each alert fired on each server and reached the webhook,
 when the slowdown began) is printed on every run.
 """
 
-import datetime
 import glob
 import http.server
 import json
@@ -254,15 +260,6 @@ def query(base, expr, at=None):
     if at is not None:
         path += f"&time={at:.3f}"
     return api(base, path)["result"]
-
-
-def parse_time(text):
-    """RFC 3339 with up to nanoseconds -> Unix seconds (float)."""
-    m = re.fullmatch(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?(Z|[+-]\d\d:\d\d)", text)
-    check(m is not None, f"not an RFC 3339 time: {text!r}")
-    zone = "+00:00" if m.group(3) == "Z" else m.group(3)
-    whole = datetime.datetime.fromisoformat(m.group(1) + zone).timestamp()
-    return whole + (float(m.group(2)) if m.group(2) else 0.0)
 
 
 class Webhook:
@@ -507,6 +504,47 @@ class Timeline:
         return "\n".join(lines)
 
 
+def sim_origin(truth_doc, fallback):
+    """The simulated clock's origin (Unix seconds), as the simulator measured it."""
+    return float(truth_doc["t0_unix_ms"]) / 1000.0 if "t0_unix_ms" in truth_doc else fallback
+
+
+def make_timeline(t0, truth, fired, slowdowns, hook):
+    timeline = Timeline(t0)
+    for (gpu, event), t in truth.items():
+        timeline.add(t, f"ground truth: GPU {gpu} {event}")
+    for who, t in slowdowns.items():
+        timeline.add(t, f"{who}'s data: thermal slowdown reason active on GPU {GPU}")
+    for who, f in fired.items():
+        for k, t in f.items():
+            timeline.add(t, f"{who}: {key_text(k)} firing")
+    seen = set()
+    for t, status, a in hook.snapshot():
+        k = (a["labels"].get("replica"), alert_key(a["labels"]), status)
+        if k not in seen:
+            seen.add(k)
+            timeline.add(t, f"webhook: {k[0]} {key_text(k[1])} {status}")
+    return timeline
+
+
+def salvage_timeline(t0, bases, truth_path, hook):
+    """What can still be read after a failure, for the report."""
+    truth, fired, slowdowns = {}, {}, {}
+    try:
+        if truth_path and os.path.exists(truth_path):
+            doc, truth = read_ground_truth(truth_path)
+            t0 = sim_origin(doc, t0)
+    except (OSError, ValueError, TestFailure):
+        pass
+    for who, base in bases.items():
+        try:
+            fired[who] = first_firing(base, t0)
+            slowdowns[who] = first_slowdown_seen(base, t0)
+        except (OSError, ValueError, KeyError, TestFailure):
+            pass
+    return make_timeline(t0, truth, fired, slowdowns, hook)
+
+
 # ------------------------------------------------------------------ body
 
 
@@ -526,7 +564,9 @@ def body(args):
     started = time.time()
     hook = Webhook()
     procs = {}
-    timeline = None
+    timeline = t0 = None
+    bases = {}
+    truth_path = None
     with tempfile.TemporaryDirectory(prefix="gpumon-e2e-") as tmp:
         try:
             rule_paths, counts = scaled_rules(args, tmp, promtool)
@@ -588,8 +628,6 @@ def body(args):
                     proc.proc.send_signal(signal.SIGHUP)
                 for who, base in bases.items():
                     wait_scraped(base, who, sim_port)
-            timeline = Timeline(t0)
-            timeline.add(time.time(), "simulated node up")
 
             # Run until gpumon's predicted alert reached the webhook and the
             # slowdown began, then a little longer for the alerts about it.
@@ -619,26 +657,9 @@ def body(args):
             check(os.path.exists(truth_path),
                   f"gpumon simulate wrote no ground truth to {truth_path}\n{sim.describe()}")
             truth_doc, truth = read_ground_truth(truth_path)
-            # The simulated clock's origin, as the simulator measured it.
-            if "t0_unix_ms" in truth_doc:
-                timeline.t0 = t0 = float(truth_doc["t0_unix_ms"]) / 1000.0
-
-            # ---------------------------------------------- the timeline
-            for (gpu, event), t in sorted(truth.items(), key=lambda x: x[1]):
-                timeline.add(t, f"ground truth: GPU {gpu} {event}")
-            timeline.add(slowdown_seen, "gpumon's data: thermal slowdown reason active on "
-                                        f"GPU {GPU}")
-            timeline.add(prom_slowdown, "Prometheus's data: thermal slowdown reason active "
-                                        f"on GPU {GPU}")
-            for who, f in fired.items():
-                for k, t in f.items():
-                    timeline.add(t, f"{who}: {key_text(k)} firing")
-            seen = set()
-            for t, status, a in hook.snapshot():
-                k = (a["labels"].get("replica"), alert_key(a["labels"]), status)
-                if k not in seen:
-                    seen.add(k)
-                    timeline.add(t, f"webhook: {k[0]} {key_text(k[1])} {status}")
+            t0 = sim_origin(truth_doc, t0)
+            timeline = make_timeline(t0, truth, fired, {"gpumon": slowdown_seen,
+                                                        "prometheus": prom_slowdown}, hook)
 
             # ---------------------------------------------- 1. prediction
             truth_slowdown = min([truth[(GPU, e)] for e in
@@ -702,6 +723,8 @@ def body(args):
                   f"simulated minutes) before the slowdown; {len(g)} alert series fired on "
                   f"gpumon, {len(p)} on Prometheus; the test took {time.time() - started:.0f} s")
         except TestFailure as e:
+            if timeline is None and t0 is not None:
+                timeline = salvage_timeline(t0, bases, truth_path, hook)
             extra = f"\ntimeline:\n{timeline.text()}" if timeline is not None else ""
             logs = "\n".join(p.describe() for p in procs.values())
             raise TestFailure(f"{e}{extra}\n{logs}") from None

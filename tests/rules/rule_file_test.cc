@@ -91,16 +91,16 @@ TEST(RuleFileTest, UnsupportedTemplateNamesTheRule) {
       "groups:\n"
       "- name: g\n"
       "  rules:\n"
-      "  - alert: UsesQuery\n"
+      "  - alert: UsesNow\n"
       "    expr: up == 0\n"
       "    annotations:\n"
-      "      total: '{{ query \"count(up)\" | first | value }}'\n";
+      "      since: '{{ now | humanizeTimestamp }}'\n";
   auto f = ParseRuleFile(yaml, "t.yml");
   ASSERT_FALSE(f.ok());
   const std::string& m = f.status().message();
   EXPECT_NE(m.find("t.yml:7:"), std::string::npos) << m;
-  EXPECT_NE(m.find("rule 1 \"UsesQuery\""), std::string::npos) << m;
-  EXPECT_NE(m.find("field \"annotations.total\""), std::string::npos) << m;
+  EXPECT_NE(m.find("rule 1 \"UsesNow\""), std::string::npos) << m;
+  EXPECT_NE(m.find("field \"annotations.since\""), std::string::npos) << m;
   EXPECT_NE(m.find("not supported"), std::string::npos) << m;
 }
 
