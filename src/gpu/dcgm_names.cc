@@ -2,8 +2,6 @@
 
 #include <string>
 
-#include "gpu/nvml_api.h"
-
 namespace gpumon::gpu {
 namespace {
 
@@ -17,29 +15,10 @@ constexpr LabelNamePair kLabelNames[] = {
 
 constexpr std::string_view kNativeOnlyLabels[] = {"compute_instance_id", "mig_uuid"};
 
-constexpr ClockEventReason kReasons[] = {
-    {nvmlClocksEventReasonGpuIdle, "gpu_idle"},
-    {nvmlClocksEventReasonApplicationsClocksSetting, "applications_clocks_setting"},
-    {nvmlClocksEventReasonSwPowerCap, "sw_power_cap"},
-    {nvmlClocksThrottleReasonHwSlowdown, "hw_slowdown"},
-    {nvmlClocksEventReasonSyncBoost, "sync_boost"},
-    {nvmlClocksEventReasonSwThermalSlowdown, "sw_thermal_slowdown"},
-    {nvmlClocksThrottleReasonHwThermalSlowdown, "hw_thermal_slowdown"},
-    {nvmlClocksThrottleReasonHwPowerBrakeSlowdown, "hw_power_brake_slowdown"},
-    {nvmlClocksEventReasonDisplayClockSetting, "display_clock_setting"},
-};
-
 // Metrics whose aliases select by label value and together cover every
 // label combination the collector exports.
 constexpr Metric kFullyAliased[] = {Metric::kEccErrors, Metric::kRetiredPages,
                                     Metric::kRemappedRows};
-
-std::string_view DcgmLabel(std::string_view native) {
-  for (const auto& p : kLabelNames) {
-    if (p.native == native) return p.dcgm;
-  }
-  return native;
-}
 
 // DcgmAlias::match split on commas, paired with the metric's labels.
 std::vector<std::pair<std::string_view, std::string_view>> Fixed(const MetricDef& def,
@@ -62,7 +41,7 @@ std::vector<std::pair<std::string_view, std::string_view>> Fixed(const MetricDef
 
 std::vector<DcgmMetricMapping> Build() {
   std::vector<DcgmMetricMapping> table;
-  const std::string_view mig_label = DcgmLabel("gpu_instance_id");
+  const std::string_view mig_label = DcgmLabelName("gpu_instance_id");
   // A DCGM name shared by metrics of different scopes needs a MIG condition.
   auto shared = [](std::string_view name, Scope scope) {
     for (const auto& other : Catalog()) {
@@ -79,7 +58,7 @@ std::vector<DcgmMetricMapping> Build() {
     m.def = &def;
     if (def.id == Metric::kClockEventActive) {
       std::string_view mask = Def(Metric::kClockEventReasonsMask).dcgm[0].name;
-      for (const auto& r : kReasons) {
+      for (const auto& r : ClockEventReasons()) {
         m.series.push_back({mask, {{def.labels[0], r.name}}, 1, r.bit, {}});
       }
       table.push_back(std::move(m));
@@ -121,6 +100,19 @@ const DcgmMetricMapping* FindDcgmMapping(std::string_view native_name) {
 
 std::span<const LabelNamePair> DcgmLabelNames() { return kLabelNames; }
 std::span<const std::string_view> NativeOnlyLabels() { return kNativeOnlyLabels; }
-std::span<const ClockEventReason> ClockEventReasons() { return kReasons; }
+
+std::string_view DcgmLabelName(std::string_view native) {
+  for (const auto& p : kLabelNames) {
+    if (p.native == native) return p.dcgm;
+  }
+  return native;
+}
+
+bool IsNativeOnlyLabel(std::string_view native) {
+  for (std::string_view only : kNativeOnlyLabels) {
+    if (only == native) return true;
+  }
+  return false;
+}
 
 }  // namespace gpumon::gpu

@@ -11,7 +11,8 @@
 //   (DCGM value = native value × scale).
 // - gpu_clock_event_reason_active has no alias of its own: each reason maps
 //   to one bit of DCGM_FI_DEV_CLOCK_THROTTLE_REASONS (native value =
-//   floor(mask / bit) % 2), with the bits of ClockEventReasons().
+//   floor(mask / bit) % 2), with the bits of ClockEventReasons()
+//   (clock_event_reasons.h).
 // - Where a DCGM name serves both a whole-GPU and a MIG-instance metric
 //   (framebuffer memory), each series carries a condition on the DCGM MIG
 //   label (absent for the whole GPU, present for an instance).
@@ -24,9 +25,10 @@
 //   the agent's own metrics, ...) have no DCGM equivalent.
 // - DcgmLabelNames() renames the GPU and MIG-instance labels (hostname ->
 //   Hostname, uuid -> UUID, model -> modelName, gpu_instance_id -> GPU_I_ID,
-//   mig_profile -> GPU_I_PROFILE); labels not listed keep their name.
-//   NativeOnlyLabels() are native labels the DCGM scheme has no counterpart
-//   for.
+//   mig_profile -> GPU_I_PROFILE); labels not listed keep their name
+//   (DcgmLabelName). NativeOnlyLabels() are native labels the DCGM scheme
+//   has no counterpart for (IsNativeOnlyLabel). family_builder names the
+//   DCGM scheme's labels through these.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +38,7 @@
 #include <vector>
 
 #include "gpu/catalog.h"
+#include "gpu/clock_event_reasons.h"
 
 namespace gpumon::gpu {
 
@@ -68,13 +71,8 @@ struct LabelNamePair {
 };
 std::span<const LabelNamePair> DcgmLabelNames();
 std::span<const std::string_view> NativeOnlyLabels();
-
-// The clock event reasons of gpu_clock_event_reason_active and their bits in
-// the NVML reason mask (nvmlClocksEventReason*).
-struct ClockEventReason {
-  uint64_t bit;
-  std::string_view name;
-};
-std::span<const ClockEventReason> ClockEventReasons();
+// A native label's DCGM name: its DcgmLabelNames() entry, else the same name.
+std::string_view DcgmLabelName(std::string_view native);
+bool IsNativeOnlyLabel(std::string_view native);
 
 }  // namespace gpumon::gpu

@@ -2,6 +2,9 @@
 
 #include <string>
 #include <unordered_map>
+#include <utility>
+
+#include "gpu/dcgm_names.h"
 
 namespace gpumon::gpu {
 namespace {
@@ -9,6 +12,17 @@ namespace {
 using exposition::Label;
 using exposition::MetricFamily;
 using exposition::Sample;
+
+// Adds a GPU or MIG-instance label, given by its native name, in the chosen
+// scheme: the DCGM scheme renames it (dcgm_names.h) and drops the labels it
+// has no counterpart for.
+void AddLabel(Label native, bool dcgm, std::vector<Label>* out) {
+  if (!dcgm) {
+    out->push_back(std::move(native));
+  } else if (!IsNativeOnlyLabel(native.name)) {
+    out->push_back({std::string(DcgmLabelName(native.name)), std::move(native.value)});
+  }
+}
 
 // Per-device label sets, computed once per render.
 struct DeviceLabels {
@@ -25,13 +39,8 @@ std::vector<DeviceLabels> MakeDeviceLabels(const GpuCollector& c) {
     std::string dev = "nvidia" + idx;
     l.native = {{"gpu", idx},    {"uuid", d.uuid},   {"pci_bus_id", d.pci_bus_id},
                 {"device", dev}, {"model", d.model}, {"hostname", opt.hostname}};
-    l.dcgm = {{"gpu", idx},
-              {"UUID", d.uuid},
-              {"pci_bus_id", d.pci_bus_id},
-              {"device", dev},
-              {"modelName", d.model},
-              {"Hostname", opt.hostname},
-              {"DCGM_FI_DRIVER_VERSION", c.versions().driver}};
+    for (const Label& native : l.native) AddLabel(native, /*dcgm=*/true, &l.dcgm);
+    l.dcgm.push_back({"DCGM_FI_DRIVER_VERSION", c.versions().driver});
     if (opt.simulated) {
       l.native.push_back({"simulated", "true"});
       l.dcgm.push_back({"simulated", "true"});
@@ -104,15 +113,10 @@ class Builder {
     *out = dcgm ? dl.dcgm : dl.native;
     if (def.scope == Scope::kMigInstance && v.mig >= 0) {
       const MigInstance& mi = c_.devices()[v.device].mig[v.mig];
-      if (dcgm) {
-        out->push_back({"GPU_I_ID", std::to_string(mi.gpu_instance_id)});
-        out->push_back({"GPU_I_PROFILE", mi.profile});
-      } else {
-        out->push_back({"gpu_instance_id", std::to_string(mi.gpu_instance_id)});
-        out->push_back({"compute_instance_id", std::to_string(mi.compute_instance_id)});
-        out->push_back({"mig_profile", mi.profile});
-        out->push_back({"mig_uuid", mi.uuid});
-      }
+      AddLabel({"gpu_instance_id", std::to_string(mi.gpu_instance_id)}, dcgm, out);
+      AddLabel({"compute_instance_id", std::to_string(mi.compute_instance_id)}, dcgm, out);
+      AddLabel({"mig_profile", mi.profile}, dcgm, out);
+      AddLabel({"mig_uuid", mi.uuid}, dcgm, out);
     }
   }
 

@@ -7,7 +7,7 @@
 // dlopen and every function is resolved on its own (see nvml_library.h), so a
 // driver that lacks an entry point only loses the metrics that need it.
 //
-// The simulator's fake NVML (src/sim/fake_nvml.cc) implements these same
+// The simulator's fake NVML (src/sim/fake_nvml*.cc) implements these same
 // declarations, which keeps both sides of the ABI in one place.
 #pragma once
 
