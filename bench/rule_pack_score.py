@@ -59,6 +59,7 @@ import math
 import os
 import random
 import re
+import resource
 import shlex
 import shutil
 import subprocess
@@ -366,9 +367,9 @@ def score(tasks, dets):
                         d["detected"] += 1
                         lead = (slow - first_detect) / 60000
                         d["leads_min"].append(lead)
-                        run["detections"][name] = round(lead, 2)
+                        run["detections"][name.strip()] = round(lead, 2)
                     else:
-                        run["detections"][name] = None
+                        run["detections"][name.strip()] = None
     gpu_days = healthy_ms / 86400000
     results = []
     for name, _, summary in dets:
@@ -430,6 +431,7 @@ def main():
         if temp and not args.keep:
             shutil.rmtree(work, ignore_errors=True)
 
+    max_rss_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     sim_days = sum(t["gpu_days"] for t in tasks)
     proc_wall = sum(t["wall_s"] for t in tasks)
     speed = sim_days / proc_wall if proc_wall > 0 else None
@@ -445,7 +447,8 @@ def main():
         print(f"Runs whose GPU never reached thermal slowdown (left out of recall): "
               f"seeds {no_slowdown}\n")
     print(f"Simulated {sim_days:.1f} GPU-days in {wall:.0f} s wall with {args.jobs} processes at "
-          f"a time ({speed:.2f} GPU-days/s per process).\n")
+          f"a time ({speed:.2f} GPU-days/s per process; largest backtest process "
+          f"{max_rss_mib:.0f} MiB).\n")
     print("Command:\n")
     print(f"    {command}")
     if args.json_out:
@@ -463,6 +466,7 @@ def main():
             "wall_seconds": wall,
             "simulated_gpu_days": sim_days,
             "gpu_days_per_second_per_process": speed,
+            "max_backtest_rss_mib": max_rss_mib,
             "detectors": results,
             "runaway_runs": runs,
             "runs_without_slowdown": no_slowdown,

@@ -1,7 +1,6 @@
 // Unit-test files (promtool test rules): the DCGM-named variant
 // (rules_convert.h).
 
-#include <glob.h>
 #include <yaml-cpp/yaml.h>
 
 #include <bit>
@@ -15,6 +14,7 @@
 #include "cli/rules_convert.h"
 #include "cli/template_rewrite.h"
 #include "cli/yaml_doc.h"
+#include "common/path_glob.h"
 #include "promql/parser.h"
 #include "promql/promqltest/series_values.h"
 #include "rules/unit_test_file.h"
@@ -225,13 +225,12 @@ std::vector<std::string> ResolveRuleFiles(const std::string& test_path, const Ya
     if (!item.IsScalar()) continue;
     std::filesystem::path p(item.text);
     std::string pattern = (p.is_absolute() ? p : dir / p).string();
-    glob_t g{};
-    if (glob(pattern.c_str(), 0, nullptr, &g) == 0) {
-      for (size_t i = 0; i < g.gl_pathc; ++i) out.push_back(g.gl_pathv[i]);
-    } else {
+    std::vector<std::string> matched = GlobPaths(pattern);
+    if (matched.empty()) {
       out.push_back(pattern);  // reading it reports the error
+    } else {
+      out.insert(out.end(), matched.begin(), matched.end());
     }
-    globfree(&g);
   }
   return out;
 }

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "common/log.h"
+#include "sim/fleet.h"
 #include "sim/fleet_spec.h"
 #include "sim/scenario.h"
 
@@ -53,9 +54,8 @@ Status ReadScenarioFlags(const Flags& flags, SimulationSettings* settings) {
   }
   settings->scenarios = joined;
   if (auto speed = flags.Get("speed")) {
-    char* end = nullptr;
-    const double v = std::strtod(speed->c_str(), &end);
-    if (speed->empty() || end != speed->c_str() + speed->size() || !(v > 0) || !std::isfinite(v)) {
+    const double v = sim::ParseSpeed(*speed);
+    if (v == 0) {
       return Status::Error("flag --speed: expected a number greater than 0, got \"" + *speed +
                            "\"");
     }

@@ -1,12 +1,11 @@
 #include "cli/server_options.h"
 
 #include <chrono>
-#include <cmath>
 #include <cstdio>
-#include <cstdlib>
 
 #include "common/duration.h"
 #include "scrape/config.h"
+#include "sim/fleet.h"
 
 namespace gpumon::cli {
 namespace {
@@ -147,9 +146,8 @@ Result<ServerOptions> ParseServerOptions(const Flags& flags) {
     if (!s.empty()) o.scenarios.push_back(s);
   }
   if (auto speed = flags.Get("speed")) {
-    char* end = nullptr;
-    const double v = std::strtod(speed->c_str(), &end);
-    if (speed->empty() || end != speed->c_str() + speed->size() || !(v > 0) || !std::isfinite(v)) {
+    const double v = sim::ParseSpeed(*speed);
+    if (v == 0) {
       return Status::Error("flag --speed: expected a number greater than 0, got \"" + *speed +
                            "\"");
     }

@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <vector>
 
+#include "promql/parser/quote.h"
+
 namespace gpumon::cli {
 namespace {
 
@@ -54,24 +56,6 @@ int HexValue(char c) {
   return -1;
 }
 
-void AppendUtf8(std::string& out, uint32_t r) {
-  if (r < 0x80) {
-    out += static_cast<char>(r);
-  } else if (r < 0x800) {
-    out += static_cast<char>(0xC0 | (r >> 6));
-    out += static_cast<char>(0x80 | (r & 0x3F));
-  } else if (r < 0x10000) {
-    out += static_cast<char>(0xE0 | (r >> 12));
-    out += static_cast<char>(0x80 | ((r >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (r & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (r >> 18));
-    out += static_cast<char>(0x80 | ((r >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((r >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (r & 0x3F));
-  }
-}
-
 // The value of a Go string literal ("..." with escapes, or `raw`).
 Result<std::string> Unquote(const Token& t) {
   std::string_view s(t.text);
@@ -110,13 +94,14 @@ Result<std::string> Unquote(const Token& t) {
     if (e == 'x') {
       out += static_cast<char>(v);
     } else {
-      AppendUtf8(out, v);
+      promql::internal::AppendRune(out, v);
     }
   }
   return out;
 }
 
-// A Go literal of `value` in the style of `original`.
+// A Go literal of `value` in the style of `original`: raw, or
+// strconv.Quote's (which text/template reads back to `value`).
 Result<std::string> Quote(const Token& original, const std::string& value) {
   if (original.kind == Token::Kind::kRaw) {
     if (value.find('`') != std::string::npos) {
@@ -124,23 +109,7 @@ Result<std::string> Quote(const Token& original, const std::string& value) {
     }
     return "`" + value + "`";
   }
-  std::string out = "\"";
-  for (char c : value) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out + "\"";
+  return promql::internal::GoQuote(value);
 }
 
 constexpr std::string_view kPlaceholder = "__gpumon_template_arg_";

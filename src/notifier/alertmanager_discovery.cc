@@ -1,10 +1,10 @@
 #include "notifier/alertmanager_discovery.h"
 
-#include <glob.h>
 #include <sys/stat.h>
 
 #include <set>
 
+#include "common/path_glob.h"
 #include "scrape/relabel.h"
 
 namespace gpumon::notifier {
@@ -13,16 +13,6 @@ namespace {
 constexpr std::string_view kAddressLabel = "__address__";
 constexpr std::string_view kSchemeLabel = "__scheme__";
 constexpr std::string_view kAlertsPathLabel = "__alerts_path__";
-
-std::vector<std::string> Glob(const std::string& pattern) {
-  std::vector<std::string> out;
-  glob_t g{};
-  if (glob(pattern.c_str(), 0, nullptr, &g) == 0) {
-    for (size_t i = 0; i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
-  }
-  globfree(&g);
-  return out;
-}
 
 }  // namespace
 
@@ -54,7 +44,7 @@ std::vector<scrape::TargetGroup> CollectTargetGroups(const scrape::AlertmanagerC
   std::vector<scrape::TargetGroup> groups = config.static_configs;
   for (const auto& sd : config.file_sd_configs) {
     for (const auto& pattern : sd.files) {
-      for (const auto& path : Glob(pattern)) {
+      for (const auto& path : GlobPaths(pattern)) {
         auto read = scrape::ReadTargetFile(path);
         if (!read.ok()) {
           if (errors) errors->push_back(read.status().message());
@@ -71,7 +61,7 @@ std::string TargetFilesFingerprint(const scrape::AlertmanagerConfig& config) {
   std::string out;
   for (const auto& sd : config.file_sd_configs) {
     for (const auto& pattern : sd.files) {
-      for (const auto& path : Glob(pattern)) {
+      for (const auto& path : GlobPaths(pattern)) {
         struct stat st {};
         if (stat(path.c_str(), &st) != 0) continue;
         out += path + "\n" + std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) +

@@ -1,12 +1,11 @@
 #include "rules/manager.h"
 
-#include <glob.h>
-
 #include <algorithm>
 #include <chrono>
 #include <map>
 
 #include "common/log.h"
+#include "common/path_glob.h"
 #include "promql/parser.h"
 #include "rules/alerting_rule.h"
 #include "rules/recording_rule.h"
@@ -17,17 +16,6 @@ namespace gpumon::rules {
 namespace {
 
 std::string Key(const std::string& file, const std::string& name) { return file + '\xff' + name; }
-
-// filepath.Glob: matches sorted; a literal path is returned only if it exists.
-std::vector<std::string> Expand(const std::string& pattern) {
-  std::vector<std::string> out;
-  glob_t g{};
-  if (::glob(pattern.c_str(), 0, nullptr, &g) == 0) {
-    for (size_t i = 0; i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
-  }
-  ::globfree(&g);
-  return out;
-}
 
 }  // namespace
 
@@ -98,7 +86,7 @@ Status RuleManager::Update(int64_t interval_ms, std::vector<std::string> files,
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<std::string> paths;
   for (const auto& pattern : files) {
-    auto matched = Expand(pattern);
+    auto matched = GlobPaths(pattern);
     if (matched.empty()) LogWarn("rules: rule file pattern \"" + pattern + "\" matches no file");
     for (auto& m : matched) {
       if (std::find(paths.begin(), paths.end(), m) == paths.end()) paths.push_back(m);

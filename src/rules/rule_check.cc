@@ -3,24 +3,15 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 #include <utility>
 
 #include "promql/parser.h"
 #include "rules/prometheus2_compat.h"
+#include "rules/yaml_util.h"
 
 namespace gpumon::rules {
 
 namespace {
-
-Result<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::Error(path + ": cannot read the file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 void SplitLines(const std::string& text, std::vector<std::string>* out) {
   size_t pos = 0;
@@ -50,9 +41,8 @@ std::string Prometheus3OnlyFields(std::string_view yaml, const std::string& path
       const std::string key = it->first.IsScalar() ? it->first.Scalar() : "";
       if (key != "query_offset" && key != "labels") continue;
       const YAML::Mark m = it->first.Mark();
-      out += (out.empty() ? "" : "\n") + path + ":" + std::to_string(m.line + 1) + ":" +
-             std::to_string(m.column + 1) + ": group \"" + name + "\": field \"" + key +
-             "\": field " + key +
+      out += (out.empty() ? "" : "\n") + YamlPosition(path, m) + "group \"" + name +
+             "\": field \"" + key + "\": field " + key +
              " not found in Prometheus 2.x rule groups (a Prometheus 3 field; "
              "--prometheus3 accepts it)";
     }
@@ -81,7 +71,7 @@ std::string Prometheus3OnlyPromql(const RuleFileSpec& spec) {
 }
 
 Result<RuleFileSpec> LoadRuleFileChecked(const std::string& path, bool prometheus3) {
-  Result<std::string> text = ReadFile(path);
+  Result<std::string> text = ReadSourceFile(path);
   if (!text.ok()) return text.status();
   Result<RuleFileSpec> spec = ParseRuleFile(*text, path);
   if (prometheus3) return spec;

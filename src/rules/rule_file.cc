@@ -2,13 +2,12 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "common/duration.h"
 #include "promql/parser.h"
 #include "rules/template.h"
+#include "rules/yaml_util.h"
 
 namespace gpumon::rules {
 
@@ -71,15 +70,12 @@ class FileParser {
   Result<RuleFileSpec> Run(std::string_view text) {
     RuleFileSpec out;
     out.path = path_;
-    YAML::Node root;
-    try {
-      root = YAML::Load(std::string(text));
-    } catch (const YAML::Exception& e) {
-      return Status::Error(Where(e.mark) + "invalid YAML: " + e.msg);
-    }
+    Result<YAML::Node> loaded = LoadYaml(text, path_);
+    if (!loaded.ok()) return loaded.status();
+    YAML::Node root = std::move(loaded).value();
     if (root.IsNull() || !root.IsDefined()) return out;
     if (!root.IsMap()) {
-      return Status::Error(Where(root.Mark()) + "cannot unmarshal " + KindName(root) +
+      return Status::Error(YamlPosition(path_, root.Mark()) + "cannot unmarshal " + KindName(root) +
                            " into rule groups (expected a mapping with \"groups\")");
     }
     context_.clear();
@@ -103,21 +99,13 @@ class FileParser {
         }
       }
     }
-    if (!errors_.empty()) {
-      std::string msg;
-      for (const auto& e : errors_) msg += (msg.empty() ? "" : "\n") + e;
-      return Status::Error(msg);
-    }
+    if (!errors_.empty()) return ErrorLines(errors_);
     return out;
   }
 
  private:
-  std::string Where(const YAML::Mark& m) const {
-    if (m.line < 0) return path_ + ": ";
-    return path_ + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1) + ": ";
-  }
   void Error(const YAML::Mark& m, const std::string& field, const std::string& what) {
-    errors_.push_back(Where(m) + context_ + "field \"" + field + "\": " + what);
+    errors_.push_back(YamlPosition(path_, m) + context_ + "field \"" + field + "\": " + what);
   }
 
   // Unknown and duplicate keys of a mapping.
@@ -354,11 +342,9 @@ Result<RuleFileSpec> ParseRuleFile(std::string_view yaml, const std::string& pat
 }
 
 Result<RuleFileSpec> LoadRuleFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::Error(path + ": cannot open rule file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ParseRuleFile(ss.str(), path);
+  Result<std::string> text = ReadSourceFile(path);
+  if (!text.ok()) return Status::Error(path + ": cannot open rule file");
+  return ParseRuleFile(*text, path);
 }
 
 }  // namespace gpumon::rules

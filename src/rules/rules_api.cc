@@ -2,10 +2,9 @@
 
 #include <charconv>
 #include <cmath>
-#include <cstdio>
-#include <ctime>
 #include <set>
 
+#include "common/utc_time.h"
 #include "promql/parser.h"
 #include "rules/alerting_rule.h"
 #include "rules/recording_rule.h"
@@ -18,22 +17,7 @@ namespace wa = web::api;
 
 std::string GoJsonTime(int64_t ms) {
   if (ms == kNoTime) return "0001-01-01T00:00:00Z";
-  int64_t secs = ms >= 0 ? ms / 1000 : -((-ms + 999) / 1000);
-  int64_t frac = ms - secs * 1000;
-  std::time_t t = static_cast<std::time_t>(secs);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
-  std::string out = buf;
-  if (frac != 0) {
-    char f[32];
-    std::snprintf(f, sizeof(f), ".%03lld", static_cast<long long>(frac));
-    std::string fs = f;
-    while (fs.back() == '0') fs.pop_back();
-    out += fs;
-  }
-  return out + "Z";
+  return FormatUtcMs(ms, "%Y-%m-%dT%H:%M:%S") + "Z";
 }
 
 std::string GoJsonFloat(double v) {

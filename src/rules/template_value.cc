@@ -2,8 +2,8 @@
 
 #include <charconv>
 #include <cmath>
-#include <cstdio>
-#include <ctime>
+
+#include "common/utc_time.h"
 
 namespace gpumon::rules::template_internal {
 
@@ -33,24 +33,7 @@ QueryResultRef MakeQueryResult(std::vector<TemplateSample> samples) {
   return r;
 }
 
-std::string TimeString(int64_t ms) {
-  int64_t secs = ms >= 0 ? ms / 1000 : -((-ms + 999) / 1000);
-  int64_t frac = ms - secs * 1000;
-  std::time_t tt = static_cast<std::time_t>(secs);
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", &tm);
-  std::string out = buf;
-  if (frac != 0) {
-    char f[32];
-    std::snprintf(f, sizeof(f), ".%03lld", static_cast<long long>(frac));
-    std::string fs = f;
-    while (fs.back() == '0') fs.pop_back();
-    out += fs;
-  }
-  return out + " +0000 UTC";
-}
+std::string TimeString(int64_t ms) { return FormatUtcMs(ms, "%Y-%m-%d %H:%M:%S") + " +0000 UTC"; }
 
 Result<int64_t> FloatToTimeMs(double v) {
   double ns = v * 1e9;

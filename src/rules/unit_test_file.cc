@@ -4,14 +4,13 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <functional>
 #include <initializer_list>
 #include <limits>
 #include <set>
-#include <sstream>
 
 #include "promql/promqltest/duration.h"
+#include "rules/yaml_util.h"
 
 namespace gpumon::rules {
 
@@ -178,12 +177,9 @@ class Decoder {
   Result<UnitTestFile> Run(std::string_view text) {
     UnitTestFile out;
     out.path = path_;
-    YAML::Node root;
-    try {
-      root = YAML::Load(std::string(text));
-    } catch (const YAML::Exception& e) {
-      return Status::Error(Where(e.mark) + "invalid YAML: " + e.msg);
-    }
+    Result<YAML::Node> loaded = LoadYaml(text, path_);
+    if (!loaded.ok()) return loaded.status();
+    YAML::Node root = std::move(loaded).value();
     if (!root.IsDefined() || root.IsNull()) return out;
     if (!root.IsMap()) {
       Error(root, "", "cannot unmarshal " + Describe(root) + " into a unit test file");
@@ -205,11 +201,7 @@ class Decoder {
                  });
                }}});
     }
-    if (!errors_.empty()) {
-      std::string msg;
-      for (const auto& e : errors_) msg += (msg.empty() ? "" : "\n") + e;
-      return Status::Error(msg);
-    }
+    if (!errors_.empty()) return ErrorLines(errors_);
     return out;
   }
 
@@ -220,12 +212,9 @@ class Decoder {
     FieldFn decode;
   };
 
-  std::string Where(const YAML::Mark& m) const {
-    if (m.line < 0) return path_ + ": ";
-    return path_ + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1) + ": ";
-  }
   void Error(const YAML::Node& n, const std::string& field, const std::string& what) {
-    errors_.push_back(Where(n.Mark()) + (field.empty() ? "" : "field \"" + field + "\": ") + what);
+    errors_.push_back(YamlPosition(path_, n.Mark()) +
+                      (field.empty() ? "" : "field \"" + field + "\": ") + what);
   }
   static std::string Join(const std::string& prefix, const std::string& name) {
     return prefix.empty() ? name : prefix + "." + name;
@@ -454,11 +443,9 @@ Result<UnitTestFile> ParseUnitTestFile(std::string_view yaml, const std::string&
 }
 
 Result<UnitTestFile> LoadUnitTestFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::Error(path + ": cannot read the file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ParseUnitTestFile(ss.str(), path);
+  Result<std::string> text = ReadSourceFile(path);
+  if (!text.ok()) return text.status();
+  return ParseUnitTestFile(*text, path);
 }
 
 }  // namespace gpumon::rules

@@ -1,7 +1,5 @@
 #include "rules/unit_test_runner.h"
 
-#include <glob.h>
-
 #include <algorithm>
 #include <cinttypes>
 #include <cmath>
@@ -11,8 +9,10 @@
 #include <memory>
 #include <set>
 
+#include "common/path_glob.h"
 #include "promql/engine.h"
 #include "promql/parser.h"
+#include "promql/parser/quote.h"
 #include "promql/printer.h"
 #include "promql/promqltest/series_values.h"
 #include "rules/alerting_rule.h"
@@ -27,37 +27,7 @@
 
 namespace gpumon::rules {
 
-std::string GoQuote(std::string_view s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (c < 0x20 || c == 0x7f) {
-          char b[8];
-          std::snprintf(b, sizeof(b), "\\x%02x", c);
-          out += b;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
-}
+using promql::internal::GoQuote;  // strconv.Quote, as promtool's %q prints
 
 std::string GoLabelsString(const Labels& l) {
   std::string out = "{";
@@ -112,16 +82,6 @@ std::string JoinPath(const std::string& dir, const std::string& file) {
   std::string s = p.lexically_normal().string();
   if (s.size() > 1 && s.back() == '/') s.pop_back();
   return s.empty() ? "." : s;
-}
-
-std::vector<std::string> Glob(const std::string& pattern) {
-  std::vector<std::string> out;
-  glob_t g{};
-  if (::glob(pattern.c_str(), 0, nullptr, &g) == 0) {
-    for (size_t i = 0; i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
-  }
-  ::globfree(&g);
-  return out;
 }
 
 // An alert as promtool compares it.
@@ -462,7 +422,7 @@ UnitTestReport RunUnitTests(const UnitTestFile& file, const UnitTestOptions& opt
   std::vector<std::string> paths;
   for (const std::string& rf : file.rule_files) {
     std::string pattern = JoinPath(dir, rf);
-    std::vector<std::string> m = Glob(pattern);
+    std::vector<std::string> m = GlobPaths(pattern);
     if (m.empty()) rep.warnings.push_back("no file match pattern " + pattern);
     paths.insert(paths.end(), m.begin(), m.end());
   }

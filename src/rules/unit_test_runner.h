@@ -53,7 +53,6 @@ UnitTestReport RunUnitTestFile(const std::string& path, const UnitTestOptions& o
 UnitTestReport RunUnitTests(const UnitTestFile& file, const UnitTestOptions& opts = {});
 
 // Go's formatting, as promtool's messages use it.
-std::string GoQuote(std::string_view s);      // strconv.Quote (ASCII escapes)
 std::string GoLabelsString(const Labels& l);  // {a="b", c="d"} (__name__ included)
 std::string GoFloatE(double v);               // strconv.FormatFloat(v, 'E', -1, 64)
 std::string GoTimeDuration(int64_t ms);       // time.Duration.String(): 1m0s, 1.5s, 0s

@@ -98,9 +98,8 @@ std::unique_ptr<State> BuildState(std::string* error) {
     options.scenarios = scenarios;
   }
   if (const char* speed = std::getenv("GPUMON_SIM_SPEED"); speed != nullptr && *speed != '\0') {
-    char* end = nullptr;
-    const double v = std::strtod(speed, &end);
-    if (end == speed || *end != '\0' || !(v > 0) || !std::isfinite(v)) {
+    const double v = ParseSpeed(speed);
+    if (v == 0) {
       *error = std::string("GPUMON_SIM_SPEED \"") + speed + "\" must be a number greater than 0";
       return nullptr;
     }

@@ -84,10 +84,8 @@ nvmlReturn_t nvmlDeviceGetVbiosVersion(nvmlDevice_t device, char* version, unsig
 }
 
 nvmlReturn_t nvmlDeviceGetTemperatureV(nvmlDevice_t device, nvmlTemperature_t* temperature) {
-  nvmlReturn_t args = sim::Check(temperature != nullptr);
-  if (args == NVML_SUCCESS && temperature->version != nvmlTemperature_v1) {
-    args = NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
-  } else if (args == NVML_SUCCESS && sim::Raw(temperature->sensorType) != NVML_TEMPERATURE_GPU) {
+  nvmlReturn_t args = sim::CheckVersioned(temperature, nvmlTemperature_v1);
+  if (args == NVML_SUCCESS && sim::Raw(temperature->sensorType) != NVML_TEMPERATURE_GPU) {
     args = NVML_ERROR_INVALID_ARGUMENT;
   }
   return sim::OnGpu(device, args, [&](SimulatedGpu& g) {
@@ -139,16 +137,13 @@ nvmlReturn_t nvmlDeviceGetTemperatureThreshold(nvmlDevice_t device,
 
 nvmlReturn_t nvmlDeviceGetMarginTemperature(nvmlDevice_t device,
                                             nvmlMarginTemperature_t* marginTempInfo) {
-  nvmlReturn_t args = sim::Check(marginTempInfo != nullptr);
-  if (args == NVML_SUCCESS && marginTempInfo->version != nvmlMarginTemperature_v1) {
-    args = NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
-  }
-  return sim::OnGpu(device, args, [&](SimulatedGpu& g) {
-    // Degrees below the maximum operating temperature (nvidia-smi's T.Limit).
-    marginTempInfo->marginTemperature =
-        sim::LimitC(g.profile().gpu_max_operating_temp_c) - g.temperature_c();
-    return NVML_SUCCESS;
-  });
+  return sim::OnGpu(device, sim::CheckVersioned(marginTempInfo, nvmlMarginTemperature_v1),
+                    [&](SimulatedGpu& g) {
+                      // Degrees below the maximum operating temperature (nvidia-smi's T.Limit).
+                      marginTempInfo->marginTemperature =
+                          sim::LimitC(g.profile().gpu_max_operating_temp_c) - g.temperature_c();
+                      return NVML_SUCCESS;
+                    });
 }
 
 nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int* power) {
@@ -255,14 +250,11 @@ nvmlReturn_t nvmlDeviceGetSupportedClocksEventReasons(
 }
 
 nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t* memory) {
-  nvmlReturn_t args = sim::Check(memory != nullptr);
-  if (args == NVML_SUCCESS && memory->version != nvmlMemory_v2) {
-    args = NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
-  }
-  return sim::OnDevice(device, args, [&](SimulatedGpu& g, const DeviceHandle& h) {
-    sim::MemoryOf(g, h, memory);
-    return NVML_SUCCESS;
-  });
+  return sim::OnDevice(device, sim::CheckVersioned(memory, nvmlMemory_v2),
+                       [&](SimulatedGpu& g, const DeviceHandle& h) {
+                         sim::MemoryOf(g, h, memory);
+                         return NVML_SUCCESS;
+                       });
 }
 
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* memory) {
@@ -370,9 +362,9 @@ nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t device, unsigned int* ma
 nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link,
                                       nvmlEnableState_t* isActive) {
   return sim::OnGpu(device, sim::Check(isActive != nullptr), [&](SimulatedGpu& g) {
-    const int links = g.profile().nvlink_links;
-    if (links == 0) return NVML_ERROR_NOT_SUPPORTED;
-    if (link >= static_cast<unsigned int>(links)) return NVML_ERROR_INVALID_ARGUMENT;
+    if (nvmlReturn_t r = sim::CheckPart(link, g.profile().nvlink_links); r != NVML_SUCCESS) {
+      return r;
+    }
     *isActive =
         g.nvlink_active(static_cast<int>(link)) ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
     return NVML_SUCCESS;
@@ -385,9 +377,9 @@ nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t device, unsigned int l
   const bool ok = counterValue != nullptr &&
                   sim::InRange(counter, NVML_NVLINK_ERROR_DL_REPLAY, NVML_NVLINK_ERROR_DL_ECC_DATA);
   return sim::OnGpu(device, sim::Check(ok), [&](SimulatedGpu& g) {
-    const int links = g.profile().nvlink_links;
-    if (links == 0) return NVML_ERROR_NOT_SUPPORTED;
-    if (link >= static_cast<unsigned int>(links)) return NVML_ERROR_INVALID_ARGUMENT;
+    if (nvmlReturn_t r = sim::CheckPart(link, g.profile().nvlink_links); r != NVML_SUCCESS) {
+      return r;
+    }
     *counterValue = g.nvlink_errors(static_cast<int>(link), static_cast<sim::NvLinkError>(counter));
     return NVML_SUCCESS;
   });
@@ -403,9 +395,7 @@ nvmlReturn_t nvmlDeviceGetNumFans(nvmlDevice_t device, unsigned int* numFans) {
 
 nvmlReturn_t nvmlDeviceGetFanSpeed_v2(nvmlDevice_t device, unsigned int fan, unsigned int* speed) {
   return sim::OnGpu(device, sim::Check(speed != nullptr), [&](SimulatedGpu& g) {
-    const int fans = g.profile().num_fans;
-    if (fans == 0) return NVML_ERROR_NOT_SUPPORTED;
-    if (fan >= static_cast<unsigned int>(fans)) return NVML_ERROR_INVALID_ARGUMENT;
+    if (nvmlReturn_t r = sim::CheckPart(fan, g.profile().num_fans); r != NVML_SUCCESS) return r;
     *speed = g.fan_speed_pct(static_cast<int>(fan));
     return NVML_SUCCESS;
   });

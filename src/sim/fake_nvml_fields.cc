@@ -61,11 +61,8 @@ void FillField(const SimulatedGpu& g, nvmlFieldValue_t& v) {
   auto ns = [&](ClockEventCounter c) { ull(p.has_clock_event_counters, g.clock_event_ns(c)); };
   auto link = [&](bool tx) {
     v.valueType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
-    if (p.nvlink_links == 0) {
-      v.nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
-    } else if (v.scopeId >= static_cast<unsigned int>(p.nvlink_links)) {
-      v.nvmlReturn = NVML_ERROR_INVALID_ARGUMENT;
-    } else {
+    v.nvmlReturn = CheckPart(v.scopeId, p.nvlink_links);
+    if (v.nvmlReturn == NVML_SUCCESS) {
       const int l = static_cast<int>(v.scopeId);
       v.value.ullVal = tx ? g.nvlink_tx_kib(l) : g.nvlink_rx_kib(l);
     }

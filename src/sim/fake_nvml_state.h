@@ -169,6 +169,21 @@ bool InRange(const E& value, E lo, E hi) {
 
 inline nvmlReturn_t Check(bool ok) { return ok ? NVML_SUCCESS : NVML_ERROR_INVALID_ARGUMENT; }
 
+// The argument check of a versioned struct (its first member is `version`):
+// null is INVALID_ARGUMENT, another version ARGUMENT_VERSION_MISMATCH.
+template <typename T>
+nvmlReturn_t CheckVersioned(const T* s, unsigned int version) {
+  if (s == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  return s->version == version ? NVML_SUCCESS : NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+}
+
+// An index into a GPU's `count` parts (NVLink links, fans): NOT_SUPPORTED
+// when it has none, INVALID_ARGUMENT past the last.
+inline nvmlReturn_t CheckPart(unsigned int index, int count) {
+  if (count == 0) return NVML_ERROR_NOT_SUPPORTED;
+  return index < static_cast<unsigned int>(count) ? NVML_SUCCESS : NVML_ERROR_INVALID_ARGUMENT;
+}
+
 inline nvmlReturn_t CopyString(std::string_view s, char* out, unsigned int length) {
   if (length < s.size() + 1) return NVML_ERROR_INSUFFICIENT_SIZE;
   std::memcpy(out, s.data(), s.size());

@@ -3,42 +3,10 @@
 #include <algorithm>
 
 #include "common/duration.h"
+#include "sim/spec_text.h"
 
 namespace gpumon::sim {
 namespace {
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-// Splits on `sep`, keeping empty pieces.
-std::vector<std::string_view> Split(std::string_view s, char sep) {
-  std::vector<std::string_view> out;
-  size_t pos = 0;
-  while (true) {
-    size_t next = s.find(sep, pos);
-    if (next == std::string_view::npos) {
-      out.push_back(s.substr(pos));
-      return out;
-    }
-    out.push_back(s.substr(pos, next - pos));
-    pos = next + 1;
-  }
-}
-
-// Parses a non-negative decimal integer no larger than `max`; -1 otherwise.
-int64_t ParseUint(std::string_view s, int64_t max) {
-  if (s.empty()) return -1;
-  int64_t n = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return -1;
-    n = n * 10 + (c - '0');
-    if (n > max) return -1;
-  }
-  return n;
-}
 
 Result<Fault> ParseItem(std::string_view item, int gpu_count) {
   auto fail = [&](const std::string& why) {

@@ -1,6 +1,7 @@
 #include "sim/fleet.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
 #include "sim/scenario_effects.h"
@@ -28,6 +29,15 @@ std::function<int64_t()> SteadyClockSinceNow(double speed) {
 }
 
 }  // namespace
+
+double ParseSpeed(std::string_view text) {
+  if (text.empty()) return 0;
+  const std::string copy(text);
+  char* end = nullptr;
+  const double v = std::strtod(copy.c_str(), &end);
+  if (end != copy.c_str() + copy.size() || !(v > 0) || !std::isfinite(v)) return 0;
+  return v;
+}
 
 SimulatedFleet::SimulatedFleet(uint64_t seed, std::function<int64_t()> clock)
     : seed_(seed), clock_(std::move(clock)), next_fault_ms_(kNoFault) {}

@@ -25,6 +25,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
@@ -44,6 +45,10 @@ struct FleetOptions {
   double speed = 1;                   // steady clock multiplier (> 0)
   std::function<int64_t()> clock_ms;  // empty: steady clock since creation x speed
 };
+
+// A speed as GPUMON_SIM_SPEED and the CLI's --speed give it: the whole of
+// `text` is a finite number greater than 0 (strtod's syntax). 0 when not.
+double ParseSpeed(std::string_view text);
 
 struct XidEvent {
   int gpu = 0;

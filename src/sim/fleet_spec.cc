@@ -2,14 +2,10 @@
 
 #include <cstdint>
 
+#include "sim/spec_text.h"
+
 namespace gpumon::sim {
 namespace {
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
 std::string ValidKeys() {
   std::string out;
@@ -18,18 +14,6 @@ std::string ValidKeys() {
     out += key;
   }
   return out;
-}
-
-// Parses a positive decimal count; returns -1 when malformed or too large.
-int ParseCount(std::string_view s) {
-  if (s.empty()) return -1;
-  int64_t n = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return -1;
-    n = n * 10 + (c - '0');
-    if (n > kMaxFleetSize) return -1;
-  }
-  return static_cast<int>(n);
 }
 
 }  // namespace
@@ -49,12 +33,8 @@ Result<FleetSpec> ParseFleetSpec(std::string_view text) {
                          "\": " + why + " (expected <model>x<count>; models: " + ValidKeys() + ")");
   };
   if (Trim(text).empty()) return fail("", "empty spec");
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t comma = text.find(',', pos);
-    if (comma == std::string_view::npos) comma = text.size();
-    std::string_view part = Trim(text.substr(pos, comma - pos));
-    pos = comma + 1;
+  for (std::string_view part : Split(text, ',')) {
+    part = Trim(part);
     if (part.empty()) return fail(part, "empty part");
 
     FleetSpecEntry entry;
@@ -71,7 +51,7 @@ Result<FleetSpec> ParseFleetSpec(std::string_view text) {
       if (p == nullptr) {
         return fail(part, "unknown model \"" + std::string(key) + "\"");
       }
-      int count = ParseCount(count_text);
+      const int count = static_cast<int>(ParseUint(count_text, kMaxFleetSize));
       if (count < 1) {
         return fail(part, "count \"" + std::string(count_text) + "\" must be an integer in 1.." +
                               std::to_string(kMaxFleetSize));
@@ -83,7 +63,6 @@ Result<FleetSpec> ParseFleetSpec(std::string_view text) {
     }
     spec.total += entry.count;
     spec.entries.push_back(entry);
-    if (comma == text.size()) break;
   }
   return spec;
 }

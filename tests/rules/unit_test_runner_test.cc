@@ -373,6 +373,8 @@ TEST(GoFormatTest, MatchesGo) {
   EXPECT_EQ(GoTimeDuration(250), "250ms");
   EXPECT_EQ(GoLabelsString(Labels{{"b", "x\"y"}, {"a", "1"}}), "{a=\"1\", b=\"x\\\"y\"}");
   EXPECT_EQ(GoLabelsString(Labels()), "{}");
+  // strconv.Quote's escapes, as Prometheus's Labels.String() writes values.
+  EXPECT_EQ(GoLabelsString(Labels{{"a", "t\tb\a\x01\r"}}), "{a=\"t\\tb\\a\\x01\\r\"}");
 }
 
 }  // namespace

@@ -182,5 +182,16 @@ TEST(FleetTest, DefaultClockIsRealTime) {
   EXPECT_GE((*fleet)->NowMs() - t0, 25);
 }
 
+TEST(FleetTest, ParseSpeedAcceptsFinitePositiveNumbersOnly) {
+  EXPECT_EQ(ParseSpeed("1"), 1);
+  EXPECT_EQ(ParseSpeed("60"), 60);
+  EXPECT_EQ(ParseSpeed("0.5"), 0.5);
+  EXPECT_EQ(ParseSpeed("1e3"), 1000);
+  for (const char* bad : {"", "0", "-2", "x", "2x", "inf", "nan", "1e999"}) {
+    EXPECT_EQ(ParseSpeed(bad), 0) << bad;
+  }
+  EXPECT_EQ(ParseSpeed(std::string_view("2\0", 2)), 0);  // the whole text must be the number
+}
+
 }  // namespace
 }  // namespace gpumon::sim

@@ -88,6 +88,16 @@ std::string BitText(const std::string& text, uint64_t bit) {
 // Whether a variant leaves sample values as they are.
 bool KeepsValues(const SelectorVariant& v) { return v.scale == 1 && v.bit == 0; }
 
+// Parses query text the rewrite wrote; it failing to parse is a bug here.
+Result<ExprPtr> ParseRewritten(const std::string& text) {
+  ParseResult p = Parse(text);
+  if (!p.ok()) {
+    return Status::Error("internal error: rewritten query does not parse: " + p.error->ToString() +
+                         ": " + text);
+  }
+  return std::move(p.expr);
+}
+
 // One target selector standing for (some of) a source selector's series.
 struct Piece {
   const SelectorVariant* variant = nullptr;  // null: the name is not mapped
@@ -282,8 +292,12 @@ class Rewriter {
     return text;
   }
 
-  // Joins piece texts; `wrap` says whether a single text needs parentheses.
-  static std::string Join(const std::vector<std::pair<std::string, bool>>& parts, const char* op) {
+  // A piece's text and whether a single one needs parentheses (it is a
+  // binary expression).
+  using Part = std::pair<std::string, bool>;
+
+  // Joins piece texts with `op`.
+  static std::string Join(const std::vector<Part>& parts, const char* op) {
     if (parts.size() == 1) return parts[0].second ? "(" + parts[0].first + ")" : parts[0].first;
     std::string out = "(";
     for (size_t i = 0; i < parts.size(); ++i) {
@@ -294,13 +308,31 @@ class Rewriter {
   }
 
   Result<ExprPtr> ParseText(const std::string& text, PosRange pos) {
-    ParseResult p = Parse(text);
-    if (!p.ok()) {
-      return Status::Error(
-          "internal error: rewritten query does not parse: " + p.error->ToString() + ": " + text);
+    auto parsed = ParseRewritten(text);
+    if (!parsed.ok()) return parsed.status();
+    (*parsed)->pos = pos;
+    return parsed;
+  }
+
+  // The pieces of `res` joined with "or": `part` writes each piece's text,
+  // then the labels its variant fixes are put back with label_replace.
+  template <typename PartFn>
+  Result<ExprPtr> JoinPieces(const Resolution& res, PosRange pos, PartFn&& part) {
+    std::vector<Part> parts;
+    for (const auto& p : res.pieces) {
+      Result<Part> one = part(p);
+      if (!one.ok()) return one.status();
+      auto& [text, binary] = *one;
+      const SelectorVariant& v = *p.variant;
+      if (!v.fixed_labels.empty()) {
+        auto r = Restore(text, v.fixed_labels, true);
+        if (!r.ok()) return r.status();
+        text = *r;
+        binary = false;
+      }
+      parts.push_back(std::move(*one));
     }
-    p.expr->pos = pos;
-    return std::move(p.expr);
+    return ParseText(Join(parts, "or"), pos);
   }
 
   Result<ExprPtr> Node(const Expr& e, const NumberLiteral&) { return Clone(e); }
@@ -310,21 +342,11 @@ class Rewriter {
     auto res = Resolve(vs);
     if (!res.ok()) return res.status();
     if (res->trivial) return MakeExpr(res->pieces[0].selector, e.pos);
-    std::vector<std::pair<std::string, bool>> parts;
-    for (const auto& p : res->pieces) {
+    return JoinPieces(*res, e.pos, [&](const Piece& p) -> Result<Part> {
       const SelectorVariant& v = *p.variant;
-      std::string text = SelectorText(p.selector);
-      bool binary = !KeepsValues(v);
-      text = v.bit ? BitText(text, v.bit) : UnscaleText(text, v.scale);
-      if (!v.fixed_labels.empty()) {
-        auto r = Restore(text, v.fixed_labels, true);
-        if (!r.ok()) return r.status();
-        text = *r;
-        binary = false;
-      }
-      parts.push_back({text, binary});
-    }
-    return ParseText(Join(parts, "or"), e.pos);
+      const std::string text = SelectorText(p.selector);
+      return Part{v.bit ? BitText(text, v.bit) : UnscaleText(text, v.scale), !KeepsValues(v)};
+    });
   }
 
   Result<ExprPtr> Node(const Expr& e, const MatrixSelector& ms) {
@@ -479,15 +501,15 @@ class Rewriter {
       }
       return out + ")";
     };
-    std::vector<std::pair<std::string, bool>> parts;
     if (cls == RangeFunctionClass::kAbsent) {
+      std::vector<Part> parts;
       for (const auto& p : res.pieces) parts.push_back({call_text(p.selector), false});
       std::string text = Join(parts, "and");
       auto r = Restore(text, res.equal_fixed, false);
       if (!r.ok()) return r.status();
       return ParseText(*r, e.pos);
     }
-    for (const auto& p : res.pieces) {
+    return JoinPieces(res, e.pos, [&](const Piece& p) -> Result<Part> {
       const SelectorVariant& v = *p.variant;
       std::string text = call_text(p.selector);
       bool binary = false;
@@ -514,15 +536,8 @@ class Rewriter {
             break;
         }
       }
-      if (!v.fixed_labels.empty()) {
-        auto r = Restore(text, v.fixed_labels, true);
-        if (!r.ok()) return r.status();
-        text = *r;
-        binary = false;
-      }
-      parts.push_back({text, binary});
-    }
-    return ParseText(Join(parts, "or"), e.pos);
+      return Part{text, binary};
+    });
   }
 
   const RewriteMap& map_;
@@ -547,13 +562,7 @@ Result<ExprPtr> Rewrite(const Expr& e, const RewriteMap& map) {
   auto out = rw.Expr_(e);
   if (!out.ok()) return out.status();
   // Print and parse back: the result is type-checked like any query.
-  std::string text = Print(**out);
-  ParseResult p = Parse(text);
-  if (!p.ok()) {
-    return Status::Error("internal error: rewritten query does not parse: " + p.error->ToString() +
-                         ": " + text);
-  }
-  return std::move(p.expr);
+  return ParseRewritten(Print(**out));
 }
 
 Result<std::string> RewriteQuery(std::string_view query, const RewriteMap& map, bool pretty) {

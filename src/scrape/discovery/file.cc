@@ -1,30 +1,16 @@
 #include "scrape/discovery/file.h"
 
-#include <glob.h>
-
 #include <set>
 
 #include "common/log.h"
+#include "common/path_glob.h"
 
 namespace gpumon::scrape::discovery {
-namespace {
-
-std::vector<std::string> Glob(const std::string& pattern) {
-  std::vector<std::string> out;
-  glob_t g{};
-  if (glob(pattern.c_str(), 0, nullptr, &g) == 0) {
-    for (size_t i = 0; i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
-  }
-  globfree(&g);
-  return out;
-}
-
-}  // namespace
 
 Result<std::vector<TargetGroup>> FileDiscoverer::Refresh() {
   std::set<std::string> present;
   for (const auto& pattern : config_.files) {
-    for (const auto& path : Glob(pattern)) {
+    for (const auto& path : GlobPaths(pattern)) {
       present.insert(path);
       auto groups = ReadTargetFile(path);
       if (!groups.ok()) {
