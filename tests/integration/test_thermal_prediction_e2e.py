@@ -91,12 +91,17 @@ MIN_LEAD_SIM_S = 120
 # Real seconds to keep running once the slowdown began, so the alerts about
 # it (for: 1-2 simulated minutes) fire on both servers.
 AFTER_SLOWDOWN_S = 15
-# Real seconds allowed between the two servers for the same alert.
-TOLERANCE_S = 8
+# Real seconds allowed between the two servers for the same alert. Compressed
+# 30 times, the pack's windows hold only a handful of 1 s samples, and
+# Prometheus 2.42 keeps the sample on a window's left edge where gpumon (as
+# Prometheus 3) does not: a borderline condition (the die forecast's "still
+# rising") can then flip a few evaluations apart. 15 s is 7.5 simulated minutes
+# at 30x and about 30 s in real time at 1x; the headline alert agrees far closer.
+TOLERANCE_S = 15
 # Upper bound on the whole run (from the simulator's start).
 RUN_DEADLINE_S = 150
 
-_FORECAST_ALERT = {"seconds": ["1800", "180"], "plain": ["0.7"], "strict": True}
+_FORECAST_ALERT = {"seconds": ["1800", "180"], "plain": ["0.7", "0.5", "1.15"], "strict": True}
 SCALE_CONSTANTS = {
     PREDICTED: _FORECAST_ALERT,
     "GpuTemperatureSlowdownPredicted": _FORECAST_ALERT,
