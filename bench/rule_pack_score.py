@@ -19,7 +19,10 @@ test at once, so all detectors see the same simulated history:
 
 Rule files: the pack (rules/gpumon-*.rules.yml, the DCGM-named variant left
 out) and the baselines (bench/baseline-rules/*.rules.yml); --pack/--baseline
-replace them. A detector is a named set of alert names:
+replace them (e.g. --pack rules/gpumon-forecast.rules.yml --pack
+rules/gpumon-thermal.rules.yml scores the thermal alerts about 4x faster: they
+read nothing the other files record). gpumon and the rule files are copied
+into --work first, so a rebuild or an edit during the run cannot mix versions. A detector is a named set of alert names:
   pack: predicted          GpuMemoryTemperatureSlowdownPredicted, GpuTemperatureSlowdownPredicted
   pack: thermal            those plus the pack's other thermal alerts (names with
                            Temperature/Thermal/Cooling/Hotter; info-only alerts left out)
@@ -216,12 +219,43 @@ def plan(args, work):
     return tasks
 
 
-def run_task(gpumon, rule_files, task):
+def snapshot(args, work):
+    """Copies gpumon (with the simulator's library beside it) and the rule files
+    into work/snapshot, so that a rebuild or an edited rule file during a long
+    run cannot mix versions. Rule files get repository-like relative names
+    (rules/X, bench/baseline-rules/X): the backtest runs in the snapshot
+    directory, and a group's evaluation phase (a hash of its file name and
+    group name) is then the same as for a run from the repository root.
+    Returns (gpumon, relative rule files, snapshot dir, pack copies, baseline copies)."""
+    snap = os.path.join(work, "snapshot")
+    shutil.rmtree(snap, ignore_errors=True)
+    os.makedirs(os.path.join(snap, "bin"))
+    gpumon = os.path.join(snap, "bin", "gpumon")
+    shutil.copy2(args.gpumon, gpumon)
+    lib = os.path.join(os.path.dirname(os.path.abspath(args.gpumon)), "libgpumon-fake-nvml.so")
+    if os.path.exists(lib):
+        shutil.copy2(lib, os.path.join(snap, "bin"))
+    rel, copies = [], {"pack": [], "baseline": []}
+    baseline_folder = os.path.join("bench", "baseline-rules")
+    for kind, files, folder in (("pack", args.pack, "rules"),
+                                ("baseline", args.baseline, baseline_folder)):
+        os.makedirs(os.path.join(snap, folder), exist_ok=True)
+        for f in files:
+            name = os.path.join(folder, os.path.basename(f))
+            if name in rel:
+                sys.exit(f"rule_pack_score: two rule files named {os.path.basename(f)}")
+            shutil.copy2(f, os.path.join(snap, name))
+            rel.append(name)
+            copies[kind].append(os.path.join(snap, name))
+    return gpumon, rel, snap, copies["pack"], copies["baseline"]
+
+
+def run_task(gpumon, rule_files, cwd, task):
     argv = backtest_argv(gpumon, rule_files, task["out"], task["truth"], task["nodes"],
                          task["duration"], task["seed"], task["scenarios"])
     t0 = time.monotonic()
     p = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.PIPE, timeout=6 * 3600)
+                       stderr=subprocess.PIPE, timeout=6 * 3600, cwd=cwd)
     task["wall_s"] = time.monotonic() - t0
     task["stderr"] = p.stderr.decode(errors="replace")
     if p.returncode != 0:
@@ -229,12 +263,12 @@ def run_task(gpumon, rule_files, task):
     return task
 
 
-def run_all(args, rule_files, tasks):
+def run_all(args, gpumon, rule_files, cwd, tasks):
     # Longest first, so the last process to finish is a short one.
     order = sorted(tasks, key=lambda t: -t["gpu_days"])
     done = 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        futures = [pool.submit(run_task, args.gpumon, rule_files, t) for t in order]
+        futures = [pool.submit(run_task, gpumon, rule_files, cwd, t) for t in order]
         try:
             for f in concurrent.futures.as_completed(futures):
                 f.result()
@@ -416,16 +450,16 @@ def main():
     missing = [f for f in args.pack + args.baseline if not os.path.exists(f)]
     if missing or not args.pack:
         sys.exit(f"rule_pack_score: rule files missing: {missing or 'no pack files'}")
-    rule_files = args.pack + args.baseline
     temp = args.work is None
-    work = tempfile.mkdtemp(prefix="rule-pack-score-") if temp else args.work
+    work = tempfile.mkdtemp(prefix="rule-pack-score-") if temp else os.path.abspath(args.work)
     os.makedirs(work, exist_ok=True)
     try:
+        gpumon, rule_files, snap, pack_copies, baseline_copies = snapshot(args, work)
         tasks = plan(args, work)
         t0 = time.monotonic()
-        run_all(args, rule_files, tasks)
+        run_all(args, gpumon, rule_files, snap, tasks)
         wall = time.monotonic() - t0
-        dets = detectors(args.pack, args.baseline)
+        dets = detectors(pack_copies, baseline_copies)
         results, runs, no_slowdown = score(tasks, dets)
     finally:
         if temp and not args.keep:
