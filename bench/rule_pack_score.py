@@ -51,7 +51,9 @@ usage: rule_pack_score.py [--gpumon build/bin/gpumon] [--runs 100]
                           [--json-out FILE] [--quick] [--pack FILE ...]
                           [--baseline FILE ...]
 Prints a markdown table and the command; --json-out writes every number and
-every run. Runs are deterministic: the same flags give the same table.
+every run. Runs are deterministic: the same flags give the same table. The full
+run (1,100 simulated GPU-days) takes about 40 minutes on 2 cores with --jobs 2;
+--quick about 10 seconds.
 """
 
 import argparse
