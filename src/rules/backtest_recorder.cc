@@ -7,6 +7,8 @@
 #include <set>
 #include <vector>
 
+#include "common/labels_json.h"
+
 namespace gpumon::rules {
 
 void BacktestRecorder::Observe(const Group& group, int64_t ts) {
@@ -76,18 +78,8 @@ namespace {
 
 using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
 
-void String(JsonWriter& w, std::string_view s) {
-  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-}
-
-void Object(JsonWriter& w, const Labels& labels) {
-  w.StartObject();
-  for (const auto& l : labels) {
-    String(w, l.name);
-    String(w, l.value);
-  }
-  w.EndObject();
-}
+void String(JsonWriter& w, std::string_view s) { WriteJsonString(w, s); }
+void Object(JsonWriter& w, const Labels& labels) { WriteLabelsObject(w, labels); }
 
 void Time(JsonWriter& w, const std::optional<int64_t>& t) {
   if (t) {

@@ -9,24 +9,15 @@
 #include <ctime>
 
 #include "common/duration.h"
+#include "common/labels_json.h"
 
 namespace gpumon::scrape {
 namespace {
 
 using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
 
-void String(JsonWriter& w, std::string_view s) {
-  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-}
-
-void LabelsObject(JsonWriter& w, const Labels& labels) {
-  w.StartObject();
-  for (const auto& l : labels) {
-    String(w, l.name);
-    String(w, l.value);
-  }
-  w.EndObject();
-}
+void String(JsonWriter& w, std::string_view s) { WriteJsonString(w, s); }
+void LabelsObject(JsonWriter& w, const Labels& labels) { WriteLabelsObject(w, labels); }
 
 std::string Rfc3339(int64_t ms) {
   if (ms == 0) return "0001-01-01T00:00:00Z";
