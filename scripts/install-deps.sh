@@ -17,9 +17,9 @@ PACKAGES=(
   clang libclang-rt-14-dev clang-format clang-tidy
   libgtest-dev libgmock-dev libbenchmark-dev
   libcpp-httplib-dev libyaml-cpp-dev zlib1g-dev libssl-dev libbrotli-dev libre2-dev rapidjson-dev
-  libcrypt-dev libsnappy-dev libprotobuf-dev protobuf-compiler
+  libcrypt-dev libsnappy-dev libprotobuf-dev protobuf-compiler libboost1.81-dev
   prometheus prometheus-alertmanager victoria-metrics prometheus-node-exporter
-  python3 curl ca-certificates
+  python3 curl ca-certificates wrk
 )
 
 log() { printf 'install-deps: %s\n' "$*" >&2; }
