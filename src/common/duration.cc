@@ -47,6 +47,8 @@ Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
     if (rank < 0) return bad("unknown unit (use ms, s, m, h, d, w, y)");
     if (rank <= last_rank) return bad("units must be in decreasing order");
     last_rank = rank;
+    // n < 2^50 and the largest unit < 2^35 ms: check before multiplying.
+    if (n > (INT64_MAX - total) / kUnits[rank].ms) return bad("too large");
     total += n * kUnits[rank].ms;
     i = j;
   }

@@ -13,11 +13,23 @@
 // - @ start()/end() resolve to the query's start/end; @ and offset shift the
 //   data, not the output timestamps.
 // - Limits fail the query with Prometheus's error types: a query running
-//   past `timeout` → kTimeout ("query timed out in <stage>"); more than
-//   `max_samples` samples held at once → kExecution ("query processing
-//   would load too many samples into memory in <stage>"); more than
-//   `max_concurrent` queries at once wait (up to the timeout), as
-//   Prometheus's active query tracker does.
+//   past `timeout` → kTimeout ("query timed out in <stage>"); a query whose
+//   QueryOptions::cancel is raised → kCanceled ("query was canceled in
+//   <stage>"); more than `max_samples` samples held at once → kExecution
+//   ("query processing would load too many samples into memory in
+//   <stage>"); more than `max_concurrent` queries at once wait (up to the
+//   timeout, or until cancelled), as Prometheus's active query tracker
+//   does. Stages: "query queue", "expression evaluation".
+// - Limits bind inside the evaluation, not only between operations: every
+//   loop over steps, series, samples or windows polls the deadline and the
+//   cancellation (a clock read per few thousand iterations), and every
+//   sample loaded from storage or point of an intermediate result is
+//   counted as it is produced, so stats.peak_samples never exceeds
+//   max_samples and memory stays proportional to it, whatever the step
+//   count of a subquery ([100y:1ms]).
+// - No exception leaves the engine: storage failures and std::exception
+//   are kInternal, running out of memory (std::bad_alloc, length_error)
+//   is kExecution.
 // - Evaluation errors (e.g. "vector cannot contain metrics with the same
 //   labelset") are kExecution; a parse error is kBadData.
 // - Per-query QueryOptions override the engine's settings for one query,
@@ -34,6 +46,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/cancellation.h"
 #include "promql/ast.h"
 #include "promql/value.h"
 #include "tsdb/storage.h"
@@ -47,6 +60,9 @@ using Queryable = std::function<std::unique_ptr<tsdb::Querier>(int64_t mint, int
 struct QueryOptions {
   std::optional<int64_t> timeout_ms;  // capped at EngineOptions::timeout_ms
   int64_t lookback_delta_ms = 0;      // <= 0: the engine's lookback delta
+  // Raised by whoever waits for the result (the HTTP server when the
+  // client hangs up) to stop the query; must outlive the call.
+  const Cancellation* cancel = nullptr;
 };
 
 struct EngineOptions {
@@ -64,7 +80,7 @@ const char* ErrorTypeName(
 
 struct QueryStats {
   int64_t samples_loaded = 0;  // total samples read from storage
-  int64_t peak_samples = 0;    // most samples held at once
+  int64_t peak_samples = 0;    // most samples held at once (<= max_samples)
 };
 
 struct QueryResult {
@@ -83,9 +99,10 @@ class Engine {
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
-  QueryResult Instant(const Queryable& q, std::string_view query, int64_t ts_ms);
+  QueryResult Instant(const Queryable& q, std::string_view query, int64_t ts_ms,
+                      const QueryOptions& qopts = {});
   QueryResult Range(const Queryable& q, std::string_view query, int64_t start_ms, int64_t end_ms,
-                    int64_t step_ms);
+                    int64_t step_ms, const QueryOptions& qopts = {});
 
   // Same, for an already parsed expression.
   QueryResult InstantExpr(const Queryable& q, const Expr& expr, int64_t ts_ms,

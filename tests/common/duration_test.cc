@@ -26,6 +26,15 @@ TEST(DurationTest, RejectsBadInput) {
   }
 }
 
+// Values past int64 milliseconds are errors, not a wrapped (UB) total:
+// 9999999999y fits the digit limit but not the product.
+TEST(DurationTest, RejectsOverflow) {
+  EXPECT_FALSE(ParseDuration("9999999999y").ok());
+  // The largest whole number of years, then one millisecond past int64.
+  EXPECT_TRUE(ParseDuration("292471208y21366775807ms").ok());
+  EXPECT_FALSE(ParseDuration("292471208y21366775808ms").ok());
+}
+
 TEST(DurationTest, FormatRoundTrips) {
   for (int64_t ms : {0, 1, 999, 1000, 61000, 90000, 3600000, 90061001}) {
     auto text = FormatDuration(milliseconds(ms));

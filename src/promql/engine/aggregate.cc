@@ -187,6 +187,7 @@ Matrix Evaluator::EvalAggregate(const Aggregate& a) {
   LabelsIndex groups;
   std::vector<int> group_of(in.size());
   for (size_t i = 0; i < in.size(); ++i) {
+    ctx_.Poll();
     group_of[i] = groups.FindOrInsert(GroupLabels(in[i].metric, grouping, a.without));
   }
   Matrix out(groups.size());
@@ -195,9 +196,11 @@ Matrix Evaluator::EvalAggregate(const Aggregate& a) {
   StepCursor cur(in);
   const AggregateOp op = a.op;
 
+  const int64_t steps = NumSteps();
+  const int64_t work_per_step = 1 + static_cast<int64_t>(in.size() + state.size());
   size_t step = 0;
   for (int64_t ts = start_; ts <= end_; ts += interval_, ++step) {
-    ctx_.MaybeCheckDeadline();
+    ctx_.Poll(work_per_step);
     for (auto& g : state) g.seen = false;
     for (size_t si = 0; si < in.size(); ++si) {
       double f;
@@ -306,7 +309,8 @@ Matrix Evaluator::EvalAggregate(const Aggregate& a) {
           break;
       }
       auto& pts = out[gi].points;
-      if (pts.empty()) pts.reserve(static_cast<size_t>(NumSteps()) - step);
+      if (pts.empty()) pts.reserve(ReserveFor(steps - static_cast<int64_t>(step)));
+      ctx_.AddSample();
       pts.push_back(FPoint{ts, v});
     }
   }
@@ -354,12 +358,13 @@ Matrix Evaluator::EvalAggregateK(const Aggregate& a, Matrix in, const std::vecto
   LabelsIndex groups;
   std::vector<int> group_of(in.size());
   for (size_t i = 0; i < in.size(); ++i) {
+    ctx_.Poll();
     group_of[i] = groups.FindOrInsert(GroupLabels(in[i].metric, grouping, a.without));
   }
   std::vector<std::vector<HeapItem>> heaps(groups.size());
   std::vector<char> seen(groups.size());
   std::vector<int> out_idx(in.size(), -1);
-  SeriesCollector col(NumSteps());
+  SeriesCollector col(ctx_, NumSteps());
   StepCursor cur(in);
   auto ratio_offset = [&](size_t si) {
     return static_cast<double>(in[si].metric.Hash()) /
@@ -368,7 +373,7 @@ Matrix Evaluator::EvalAggregateK(const Aggregate& a, Matrix in, const std::vecto
 
   size_t step = 0;
   for (int64_t ts = start_; ts <= end_; ts += interval_, ++step) {
-    ctx_.MaybeCheckDeadline();
+    ctx_.Poll(1 + static_cast<int64_t>(in.size() + heaps.size()));
     const double param = params.empty() ? 0 : params[step];
     std::fill(seen.begin(), seen.end(), 0);
     bool skip_step = false;
@@ -467,12 +472,13 @@ Matrix Evaluator::EvalCountValues(const Aggregate& a, Matrix in) {
   if (!a.without) grouping.push_back(label);
   std::sort(grouping.begin(), grouping.end());
 
-  SeriesCollector col(NumSteps());
+  SeriesCollector col(ctx_, NumSteps());
   StepCursor cur(in);
   LabelsIndex step_groups;
   std::vector<int> counts;
   for (int64_t ts = start_; ts <= end_; ts += interval_) {
-    ctx_.MaybeCheckDeadline();
+    // Each series builds a label set per step here.
+    ctx_.Poll(1 + 8 * static_cast<int64_t>(in.size()));
     step_groups = LabelsIndex();
     counts.clear();
     for (size_t si = 0; si < in.size(); ++si) {

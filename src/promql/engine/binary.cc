@@ -109,9 +109,11 @@ Matrix Evaluator::EvalBinary(const Binary& b) {
     const std::vector<double> l = EvalScalarSteps(*b.lhs);
     const std::vector<double> r = EvalScalarSteps(*b.rhs);
     res.resize(1);
-    res[0].points.reserve(l.size());
+    res[0].points.reserve(ReserveFor(static_cast<int64_t>(l.size())));
     size_t step = 0;
     for (int64_t ts = start_; ts <= end_; ts += interval_, ++step) {
+      ctx_.Poll();
+      ctx_.AddSample();
       bool keep;
       double v = ElemBinop(b.op, l[step], r[step], &keep);
       if (IsComparison(b.op)) v = keep ? 1 : 0;
@@ -137,6 +139,7 @@ Matrix Evaluator::EvalVectorScalar(const Binary& b, Matrix vec, const std::vecto
   const bool comparison = IsComparison(b.op);
   const bool drop_name = ChangesMetricSchema(b.op) || b.return_bool;
   for (auto& s : vec) {
+    ctx_.Poll(1 + static_cast<int64_t>(s.points.size()));
     size_t dst = 0;
     for (const FPoint& p : s.points) {
       const double sv = scalar[static_cast<size_t>((p.t - start_) / interval_)];
@@ -176,6 +179,7 @@ Matrix Evaluator::EvalVectorVector(const Binary& b, Matrix lhs, Matrix rhs) {
   auto sigs_of = [&](const Matrix& mat) {
     std::vector<int> out(mat.size());
     for (size_t i = 0; i < mat.size(); ++i) {
+      ctx_.Poll();
       auto [it, fresh] = sig_ord.try_emplace(Signature(mat[i].metric, m.on, m.matching_labels),
                                              static_cast<int>(sig_ord.size()));
       out[i] = it->second;
@@ -186,7 +190,7 @@ Matrix Evaluator::EvalVectorVector(const Binary& b, Matrix lhs, Matrix rhs) {
   const std::vector<int> rsig = sigs_of(rhs);
   const size_t nsigs = sig_ord.size();
 
-  SeriesCollector col(NumSteps());
+  SeriesCollector col(ctx_, NumSteps());
   StepCursor lcur(lhs), rcur(rhs);
   std::vector<Item> litems, ritems;
   // Marks stamped with the step number, so nothing needs clearing per step.
@@ -232,9 +236,10 @@ Matrix Evaluator::EvalVectorVector(const Binary& b, Matrix lhs, Matrix rhs) {
     return out;
   };
 
+  const int64_t work_per_step = 1 + static_cast<int64_t>(lhs.size() + rhs.size());
   int64_t step = 0;
   for (int64_t ts = start_; ts <= end_; ts += interval_, ++step) {
-    ctx_.MaybeCheckDeadline();
+    ctx_.Poll(work_per_step);
     Gather(lhs, lcur, ts, litems);
     Gather(rhs, rcur, ts, ritems);
     auto emit_l = [&](const Item& it) {

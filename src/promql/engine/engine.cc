@@ -7,6 +7,8 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <new>
+#include <stdexcept>
 
 #include "promql/engine/evaluator.h"
 #include "promql/parser.h"
@@ -70,46 +72,50 @@ class GateSlot {
 Engine::Engine(EngineOptions options) : opts_(options), impl_(std::make_unique<Impl>()) {}
 Engine::~Engine() = default;
 
-QueryResult Engine::Instant(const Queryable& q, std::string_view query, int64_t ts_ms) {
+QueryResult Engine::Instant(const Queryable& q, std::string_view query, int64_t ts_ms,
+                            const QueryOptions& qopts) {
   ParseResult p = Parse(query);
   if (!p.ok()) return Error(ErrorType::kBadData, p.error->ToString());
-  return InstantExpr(q, *p.expr, ts_ms);
+  return InstantExpr(q, *p.expr, ts_ms, qopts);
 }
 
 QueryResult Engine::Range(const Queryable& q, std::string_view query, int64_t start_ms,
-                          int64_t end_ms, int64_t step_ms) {
+                          int64_t end_ms, int64_t step_ms, const QueryOptions& qopts) {
   ParseResult p = Parse(query);
   if (!p.ok()) return Error(ErrorType::kBadData, p.error->ToString());
-  return RangeExpr(q, *p.expr, start_ms, end_ms, step_ms);
+  return RangeExpr(q, *p.expr, start_ms, end_ms, step_ms, qopts);
 }
 
 namespace {
 
 // Evaluates `expr` over [start, end] (instant when interval == 0) with the
-// gate already passed. Fills `res` on success and on failure.
+// gate already passed. Fills `res` on success and on failure. Nothing
+// thrown below (storage errors, allocation failures) leaves: the caller may
+// be an HTTP handler, whose server must answer with a JSON error.
 void Execute(const EngineOptions& opts, const Queryable& q, const Expr& expr, int64_t start,
              int64_t end, int64_t interval, std::chrono::steady_clock::time_point deadline,
-             QueryResult& res) {
+             const Cancellation* cancel, QueryResult& res) {
   QueryContext ctx;
   ctx.opts = opts;
   ctx.query_start = start;
   ctx.query_end = end;
   ctx.query_step = interval;
   ctx.deadline = deadline;
-
-  int64_t mint = 0, maxt = 0;
-  engine_internal::FindMinMaxTime(expr, start, end, opts.lookback_delta_ms, &mint, &maxt);
-  // Without a queryable only expressions that select nothing can run.
-  std::unique_ptr<tsdb::Querier> querier;
-  if (q) querier = q(mint, maxt);
-  ctx.querier = querier.get();
+  ctx.cancel = cancel;
 
   try {
+    int64_t mint = 0, maxt = 0;
+    engine_internal::FindMinMaxTime(expr, start, end, opts.lookback_delta_ms, &mint, &maxt);
+    // Without a queryable only expressions that select nothing can run.
+    std::unique_ptr<tsdb::Querier> querier;
+    if (q) querier = q(mint, maxt);
+    ctx.querier = querier.get();
+
     const bool instant = interval == 0;
     Evaluator ev(ctx, start, end, instant ? 1 : interval);
     std::string str;
     Matrix mat = ev.Eval(expr, &str);
-    ctx.CheckDeadline();
+    ctx.CheckInterrupt();
     const ValueType type = expr.Type();
     if (instant) {
       switch (type) {
@@ -148,7 +154,24 @@ void Execute(const EngineOptions& opts, const Queryable& q, const Expr& expr, in
   } catch (const EvalError& e) {
     res.error_type = e.type;
     res.error = e.message;
+  } catch (const std::bad_alloc&) {
+    // What the sample limit is meant to prevent, reached anyway (a limit
+    // set above the memory there is, or memory the budget does not see).
+    res.error_type = ErrorType::kExecution;
+    res.error = "query processing ran out of memory in query execution";
+  } catch (const std::length_error& e) {
+    res.error_type = ErrorType::kExecution;
+    res.error =
+        std::string("query processing would need too much memory in query execution: ") + e.what();
+  } catch (const std::exception& e) {
+    res.error_type = ErrorType::kInternal;
+    res.error = std::string("unexpected error in query execution: ") + e.what();
+  } catch (...) {
+    res.error_type = ErrorType::kInternal;
+    res.error = "unexpected error in query execution";
   }
+  if (!res.ok()) res.value = Value{};
+  ctx.NotePeak();
   res.annotations = std::move(ctx.annotations);
   res.stats = ctx.stats;
 }
@@ -156,28 +179,43 @@ void Execute(const EngineOptions& opts, const Queryable& q, const Expr& expr, in
 }  // namespace
 
 // Admission gate: at most max_concurrent queries evaluate at once; the rest
-// wait until a slot frees up or their deadline passes.
+// wait until a slot frees up, their deadline passes or they are cancelled.
 struct Engine::Impl {
+  // How often a waiting query looks at its cancellation flag, which has no
+  // way to wake the wait.
+  static constexpr auto kCancelPoll = std::chrono::milliseconds(10);
+
   std::mutex mu;
   std::condition_variable cv;
   int active = 0;
 
   QueryResult Run(const EngineOptions& opts, const Queryable& q, const Expr& expr, int64_t start,
-                  int64_t end, int64_t interval) {
+                  int64_t end, int64_t interval, const Cancellation* cancel) {
     Impl& gate = *this;
     const auto deadline =
         std::chrono::steady_clock::now() + std::chrono::milliseconds(opts.timeout_ms);
     GateSlot slot(gate.mu, gate.cv, gate.active);
+    if (cancel != nullptr && cancel->cancelled()) {
+      return Error(ErrorType::kCanceled, "query was canceled in query queue");
+    }
     if (opts.max_concurrent > 0) {
       std::unique_lock<std::mutex> l(gate.mu);
-      if (!gate.cv.wait_until(l, deadline, [&] { return gate.active < opts.max_concurrent; })) {
-        return Error(ErrorType::kTimeout, "query timed out in query queue");
+      auto has_slot = [&] { return gate.active < opts.max_concurrent; };
+      while (!has_slot()) {
+        if (cancel != nullptr && cancel->cancelled()) {
+          return Error(ErrorType::kCanceled, "query was canceled in query queue");
+        }
+        const auto now = std::chrono::steady_clock::now();
+        if (now >= deadline) return Error(ErrorType::kTimeout, "query timed out in query queue");
+        auto until = deadline;
+        if (cancel != nullptr) until = std::min(until, now + kCancelPoll);
+        gate.cv.wait_until(l, until, has_slot);
       }
       ++gate.active;
       slot.set_held();
     }
     QueryResult res;
-    Execute(opts, q, expr, start, end, interval, deadline, res);
+    Execute(opts, q, expr, start, end, interval, deadline, cancel, res);
     return res;
   }
 };
@@ -194,7 +232,7 @@ EngineOptions Engine::Effective(const QueryOptions& qopts) const {
 
 QueryResult Engine::InstantExpr(const Queryable& q, const Expr& expr, int64_t ts_ms,
                                 const QueryOptions& qopts) {
-  return impl_->Run(Effective(qopts), q, expr, ts_ms, ts_ms, 0);
+  return impl_->Run(Effective(qopts), q, expr, ts_ms, ts_ms, 0, qopts.cancel);
 }
 
 QueryResult Engine::RangeExpr(const Queryable& q, const Expr& expr, int64_t start_ms,
@@ -214,7 +252,7 @@ QueryResult Engine::RangeExpr(const Queryable& q, const Expr& expr, int64_t star
   if (end_ms < start_ms) {
     return Error(ErrorType::kBadData, "end timestamp must not be before start time");
   }
-  return impl_->Run(Effective(qopts), q, expr, start_ms, end_ms, step_ms);
+  return impl_->Run(Effective(qopts), q, expr, start_ms, end_ms, step_ms, qopts.cancel);
 }
 
 }  // namespace gpumon::promql

@@ -59,7 +59,7 @@ Labels AbsentLabels(const Expr& arg) {
 }  // namespace
 
 Matrix Evaluator::Eval(const Expr& e, std::string* str) {
-  ctx_.CheckDeadline();
+  ctx_.CheckInterrupt();
   if (end_ < start_) return {};
   return std::visit(
       [&](const auto& n) -> Matrix {
@@ -94,21 +94,39 @@ Matrix Evaluator::Eval(const Expr& e, std::string* str) {
 }
 
 Matrix Evaluator::EvalNumber(double v) {
+  // The size is known up front: charge it before allocating anything, so
+  // vector(1)[1d:1ms] fails at once instead of after filling memory.
+  const int64_t n = NumSteps();
+  ctx_.AddSamples(n);
   Matrix m(1);
-  m[0].points.reserve(static_cast<size_t>(NumSteps()));
-  for (int64_t ts = start_; ts <= end_; ts += interval_) m[0].points.push_back(FPoint{ts, v});
-  ctx_.AddSamples(static_cast<int64_t>(m[0].points.size()));
+  auto& pts = m[0].points;
+  pts.reserve(ReserveFor(n));
+  LoopMeter meter(ctx_);
+  for (int64_t ts = start_; ts <= end_; ts += interval_) {
+    meter.Tick();
+    pts.push_back(FPoint{ts, v});
+  }
+  meter.Flush();
   return m;
 }
 
 std::vector<double> Evaluator::EvalScalarSteps(const Expr& e) {
   const int64_t before = ctx_.current_samples;
+  // The dense per-step array holds a value per step, as the scalar's
+  // matrix does; it stays charged until the caller releases its inputs.
+  const int64_t n = NumSteps();
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  if (const auto* num = std::get_if<NumberLiteral>(&Unparen(e).node)) {
+    ctx_.AddSamples(n);
+    return std::vector<double>(static_cast<size_t>(n), num->value);
+  }
   Matrix m = Eval(e);
-  std::vector<double> v(static_cast<size_t>(NumSteps()), std::numeric_limits<double>::quiet_NaN());
+  ctx_.AddSamples(n);
+  std::vector<double> v(static_cast<size_t>(n), kNaN);
   if (!m.empty()) {
     for (const auto& p : m[0].points) v[static_cast<size_t>((p.t - start_) / interval_)] = p.f;
   }
-  ctx_.SetSamples(before);
+  ctx_.SetSamples(before + n);
   return v;
 }
 
@@ -187,15 +205,18 @@ Matrix Evaluator::EvalInstantCall(const Expr& e, const Call& c) {
 
   const bool scalar_result = e.Type() == ValueType::kScalar;
   Matrix scalar_out(scalar_result ? 1 : 0);
-  SeriesCollector col(NumSteps());
+  if (scalar_result) scalar_out[0].points.reserve(ReserveFor(NumSteps()));
+  SeriesCollector col(ctx_, NumSteps());
   Vector out;
   FunctionArgs fa;
   fa.args = args;
   fa.call = &c;
   fa.annotations = &ctx_.annotations;
   size_t step = 0;
+  int64_t arg_series = 0;
+  for (const auto& m : vec_args) arg_series += static_cast<int64_t>(m.size());
   for (int64_t ts = start_; ts <= end_; ts += interval_, ++step) {
-    ctx_.MaybeCheckDeadline();
+    ctx_.Poll(1 + arg_series);
     for (size_t i = 0; i < nargs; ++i) {
       if (types[i] == ValueType::kScalar) {
         args[i] = Scalar{ts, scalar_args[i][step]};
@@ -216,6 +237,7 @@ Matrix Evaluator::EvalInstantCall(const Expr& e, const Call& c) {
     Status st = fn(fa, out);
     if (!st.ok()) FailExec(st.message());
     if (scalar_result) {
+      ctx_.AddSample();
       scalar_out[0].points.push_back(
           FPoint{ts, out.empty() ? std::numeric_limits<double>::quiet_NaN() : out[0].f});
     } else {
@@ -265,7 +287,7 @@ Matrix Evaluator::EvalRangeCall(const Call& c, int range_arg) {
   }
   Series& window = std::get<Matrix>(args[static_cast<size_t>(range_arg)])[0];
 
-  const int steps = NumSteps();
+  const int64_t steps = NumSteps();
   Matrix res;
   // Functions with a batch form (deriv, predict_linear) take all windows
   // of a series in one call.
@@ -273,9 +295,9 @@ Matrix Evaluator::EvalRangeCall(const Call& c, int range_arg) {
   const bool use_batch = batch != nullptr && range_arg == 0 && nargs <= 2 &&
                          (nargs < 2 || types[1] == ValueType::kScalar);
   std::vector<BatchWindow> windows;
+  LoopMeter meter(ctx_);
   for (auto& s : in.series) {
     if (!use_batch) break;
-    ctx_.MaybeCheckDeadline();
     const auto& pts = s.points;
     windows.clear();
     size_t lo = 0, hi = 0;
@@ -284,10 +306,13 @@ Matrix Evaluator::EvalRangeCall(const Call& c, int range_arg) {
       const int64_t ref = (in.at_ms ? *in.at_ms : ts) - in.offset_ms;
       while (hi < pts.size() && pts[hi].t <= ref) ++hi;
       while (lo < hi && pts[lo].t <= ref - in.range_ms) ++lo;
-      if (lo >= hi) continue;
-      // Each window is held in memory while the function runs.
-      ctx_.AddSamples(static_cast<int64_t>(hi - lo));
-      ctx_.current_samples -= static_cast<int64_t>(hi - lo);
+      if (lo >= hi) {
+        meter.Tick();
+        continue;
+      }
+      // The window descriptors are held until the batch call returns; the
+      // points they view were charged when loaded.
+      meter.Tick(1);
       BatchWindow w;
       w.ts = ts;
       w.begin = lo;
@@ -295,16 +320,20 @@ Matrix Evaluator::EvalRangeCall(const Call& c, int range_arg) {
       if (nargs == 2) w.scalar = scalar_args[1][step];
       windows.push_back(w);
     }
+    meter.Flush();
+    ctx_.Poll(static_cast<int64_t>(pts.size()));
     batch(pts, windows);
     Series o;
     for (const BatchWindow& w : windows) {
       if (!w.has_value) continue;
       if (o.points.empty()) o.points.reserve(windows.size());
+      meter.Tick(1);
       o.points.push_back(FPoint{w.ts, w.value});
     }
+    meter.Flush();
+    ctx_.ReleaseSamples(static_cast<int64_t>(windows.size()));
     if (!o.points.empty()) {
       o.metric = DropMetricName(s.metric);
-      ctx_.AddSamples(static_cast<int64_t>(o.points.size()));
       res.push_back(std::move(o));
     }
   }
@@ -316,7 +345,6 @@ Matrix Evaluator::EvalRangeCall(const Call& c, int range_arg) {
   fa.window_metric = &window.metric;
   for (auto& s : in.series) {
     if (use_batch) break;
-    ctx_.MaybeCheckDeadline();
     const auto& pts = s.points;
     window.metric = s.metric;
     bool name_dropped_by_fn = false;  // learnt from the first output
@@ -328,13 +356,13 @@ Matrix Evaluator::EvalRangeCall(const Call& c, int range_arg) {
       const int64_t from = ref - in.range_ms;
       while (hi < pts.size() && pts[hi].t <= ref) ++hi;
       while (lo < hi && pts[lo].t <= from) ++lo;
-      if (lo >= hi) continue;
+      if (lo >= hi) {
+        meter.Tick();
+        continue;
+      }
       // The function sees the window as a view into the loaded points
-      // (functions.h), not a per-step copy.
+      // (functions.h), not a per-step copy, so it costs no more samples.
       fa.window_points = std::span<const FPoint>(pts.data() + lo, hi - lo);
-      // The window is held in memory while the function runs.
-      ctx_.AddSamples(static_cast<int64_t>(hi - lo));
-      ctx_.current_samples -= static_cast<int64_t>(hi - lo);
       for (size_t i = 0; i < nargs; ++i) {
         if (types[i] == ValueType::kScalar) {
           args[i] = Scalar{ts, scalar_args[i][step]};
@@ -348,10 +376,15 @@ Matrix Evaluator::EvalRangeCall(const Call& c, int range_arg) {
       fa.range_end = ref;
       Status st = fn(fa, out);
       if (!st.ok()) FailExec(st.message());
-      if (out.empty()) continue;
+      // Most functions walk the whole window.
+      const int64_t work = 1 + static_cast<int64_t>(hi - lo);
+      if (out.empty()) {
+        meter.Tick(0, work);
+        continue;
+      }
       if (o.points.empty()) {
         o.metric = out[0].metric;
-        o.points.reserve(static_cast<size_t>(steps) - step);
+        o.points.reserve(ReserveFor(steps - static_cast<int64_t>(step)));
         // Once a function is seen to drop the metric name, hand it the
         // series without one: the result is the same and the function
         // need not build a new label set per step.
@@ -360,12 +393,11 @@ Matrix Evaluator::EvalRangeCall(const Call& c, int range_arg) {
           window.metric = o.metric == DropMetricName(s.metric) ? o.metric : s.metric;
         }
       }
+      meter.Tick(1, work);
       o.points.push_back(FPoint{ts, out[0].f});
     }
-    if (!o.points.empty()) {
-      ctx_.AddSamples(static_cast<int64_t>(o.points.size()));
-      res.push_back(std::move(o));
-    }
+    meter.Flush();
+    if (!o.points.empty()) res.push_back(std::move(o));
   }
   // Different input series may map to the same output series.
   LabelsIndex idx;
@@ -379,22 +411,25 @@ Matrix Evaluator::EvalRangeCall(const Call& c, int range_arg) {
 }
 
 Matrix Evaluator::EvalAbsentOverTime(const Call& c, const RangeInput& in) {
-  const int steps = NumSteps();
-  std::vector<char> present(static_cast<size_t>(steps), 0);
-  for (const auto& s : in.series) {
-    const auto& pts = s.points;
-    size_t lo = 0, hi = 0, step = 0;
-    for (int64_t ts = start_; ts <= end_; ts += interval_, ++step) {
-      const int64_t ref = (in.at_ms ? *in.at_ms : ts) - in.offset_ms;
-      while (hi < pts.size() && pts[hi].t <= ref) ++hi;
-      while (lo < hi && pts[lo].t <= ref - in.range_ms) ++lo;
-      if (lo < hi) present[step] = 1;
-    }
-  }
+  // One window cursor per series, advanced step by step. A cursor skipped
+  // at a step (once a window was found non-empty) catches up later: both
+  // bounds only move forward as the reference time grows.
+  const size_t n = in.series.size();
+  std::vector<size_t> lo(n, 0), hi(n, 0);
   Series o;
-  size_t step = 0;
-  for (int64_t ts = start_; ts <= end_; ts += interval_, ++step) {
-    if (!present[step]) o.points.push_back(FPoint{ts, 1});
+  for (int64_t ts = start_; ts <= end_; ts += interval_) {
+    ctx_.Poll(1 + static_cast<int64_t>(n));
+    const int64_t ref = (in.at_ms ? *in.at_ms : ts) - in.offset_ms;
+    bool present = false;
+    for (size_t i = 0; i < n && !present; ++i) {
+      const auto& pts = in.series[i].points;
+      while (hi[i] < pts.size() && pts[hi[i]].t <= ref) ++hi[i];
+      while (lo[i] < hi[i] && pts[lo[i]].t <= ref - in.range_ms) ++lo[i];
+      present = lo[i] < hi[i];
+    }
+    if (present) continue;
+    ctx_.AddSample();
+    o.points.push_back(FPoint{ts, 1});
   }
   Matrix m;
   if (!o.points.empty()) {

@@ -14,6 +14,7 @@
 //   then walked per step with monotonic cursors.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -21,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/cancellation.h"
 #include "common/labels.h"
 #include "promql/ast.h"
 #include "promql/engine.h"
@@ -40,31 +42,105 @@ struct EvalError {
 }
 
 // State shared by every evaluator of one query (subqueries spawn children).
+//
+// Limits are enforced where the work happens, so a query stops within a
+// bounded amount of work after crossing one: every loop whose trip count
+// the query controls (steps, series, samples, windows) calls Poll(), which
+// reads the clock and the cancellation flag once per kPollWork units of
+// work; every point or window materialised is charged to the sample budget
+// as it is produced, not after the operation.
 struct QueryContext {
+  static constexpr int64_t kPollWork = 4096;
+
   const tsdb::Querier* querier = nullptr;
   EngineOptions opts;
   int64_t query_start = 0;  // resolves @ start()
   int64_t query_end = 0;    // resolves @ end()
   int64_t query_step = 0;   // 0 for instant queries
   std::chrono::steady_clock::time_point deadline;
+  const Cancellation* cancel = nullptr;
   Annotations annotations;
   QueryStats stats;
-  int64_t current_samples = 0;  // samples held by live intermediate results
-  int deadline_counter = 0;
+  // Samples held by live intermediate results and inputs. The peak is
+  // folded into stats.peak_samples whenever the count drops (and at the
+  // end, NotePeak()), so charging one sample is an add and a compare.
+  int64_t current_samples = 0;
+  int64_t poll_budget = kPollWork;
 
-  // Throws kTimeout once the deadline has passed.
-  void CheckDeadline();
-  // Cheap variant for inner loops: looks at the clock every 256 calls.
-  void MaybeCheckDeadline() {
-    if (++deadline_counter >= 256) {
-      deadline_counter = 0;
-      CheckDeadline();
+  // Throws kCanceled once the query is cancelled, kTimeout once the
+  // deadline has passed; `stage` names where, as in Prometheus's messages.
+  void CheckInterrupt(const char* stage = "expression evaluation");
+  // Cheap variant for loops: `work` is a rough count of elementary steps
+  // done since the last call.
+  void Poll(int64_t work = 1) {
+    poll_budget -= work;
+    if (poll_budget < 0) {
+      poll_budget = kPollWork;
+      CheckInterrupt();
     }
   }
-  // current_samples += n; throws when over the limit; tracks the peak.
-  void AddSamples(int64_t n);
+
+  // Charges `n` more samples; throws (without charging) when that would go
+  // over max_samples, so a refused charge never allocates.
+  void AddSamples(int64_t n) {
+    if (n > opts.max_samples - current_samples) FailTooManySamples();
+    current_samples += n;
+  }
+  // One sample, for per-point loops.
+  void AddSample() {
+    if (current_samples >= opts.max_samples) FailTooManySamples();
+    ++current_samples;
+  }
+  // Releases `n` samples charged earlier.
+  void ReleaseSamples(int64_t n) {
+    NotePeak();
+    current_samples -= n;
+  }
+  // Sets the count (an operation keeping only its result); throws when
+  // the new count is over the limit.
   void SetSamples(int64_t n);
+  void NotePeak() {
+    if (current_samples > stats.peak_samples) stats.peak_samples = current_samples;
+  }
+  [[noreturn]] void FailTooManySamples();
 };
+
+// Batches the polling and sample charging of a hot loop in local counters,
+// handed to the context once per kBatch units of work, so each iteration
+// costs an add and a compare. Points of a tick must not exceed its work.
+// Call Flush() when the loop ends; until then up to kBatch points may be
+// held uncharged (the slack of the sample limit, per loop).
+class LoopMeter {
+ public:
+  static constexpr int64_t kBatch = 1024;
+  explicit LoopMeter(QueryContext& ctx) : ctx_(ctx) {}
+  // One iteration of about `work` elementary steps producing `points`.
+  void Tick(int64_t points = 0, int64_t work = 1) {
+    points_ += points;
+    work_ += work;
+    if (work_ >= kBatch) Flush();
+  }
+  void Flush() {
+    ctx_.AddSamples(points_);
+    points_ = 0;
+    ctx_.Poll(work_);
+    work_ = 0;
+  }
+
+ private:
+  QueryContext& ctx_;
+  int64_t points_ = 0;
+  int64_t work_ = 0;
+};
+
+// Capacity to reserve for a series expected to get up to `n` points: all
+// of them for ordinary range queries, a bounded amount for huge subquery
+// grids (the vector grows as points are charged, so memory follows the
+// sample budget rather than the step count).
+inline size_t ReserveFor(int64_t n) {
+  constexpr int64_t kMaxReserve = 16384;
+  return static_cast<size_t>(std::clamp<int64_t>(n, 0, kMaxReserve));
+}
 
 // Maps label sets to dense indices, preserving insertion order; hash
 // collisions are resolved by comparing the labels.
@@ -84,9 +160,10 @@ class LabelsIndex {
 
 // Collects the per-step output of an operation into series, in first-seen
 // order, and fails on two samples with the same labels at the same step.
+// Every point added is charged to the query's sample budget.
 class SeriesCollector {
  public:
-  explicit SeriesCollector(int num_steps) : num_steps_(num_steps) {}
+  SeriesCollector(QueryContext& ctx, int64_t num_steps) : ctx_(ctx), num_steps_(num_steps) {}
   void Add(const Labels& metric, int64_t t, double f) { AddAt(IndexOf(metric), t, f); }
   // The output series for `metric`, created when new.
   int IndexOf(const Labels& metric);
@@ -96,7 +173,8 @@ class SeriesCollector {
   Matrix Take();
 
  private:
-  int num_steps_;
+  QueryContext& ctx_;
+  int64_t num_steps_;
   LabelsIndex index_;
   Matrix out_;
   std::vector<int64_t> last_t_;
@@ -123,7 +201,12 @@ class Evaluator {
   int64_t start() const { return start_; }
   int64_t end() const { return end_; }
   int64_t interval() const { return interval_; }
-  int NumSteps() const { return static_cast<int>((end_ - start_) / interval_) + 1; }
+  // May exceed any memory for fine-grained subqueries ([100y:1ms]): size
+  // nothing by it without charging the sample budget first.
+  int64_t NumSteps() const {
+    if (end_ < start_) return 0;
+    return static_cast<int64_t>((static_cast<__int128>(end_) - start_) / interval_) + 1;
+  }
   bool IsInstant() const { return start_ == end_; }
   QueryContext& ctx() { return ctx_; }
 
@@ -142,8 +225,13 @@ class Evaluator {
   // Resolves @ start()/end() to a timestamp.
   std::optional<int64_t> ResolveAt(AtModifier at, int64_t at_ms) const;
   // Reads the selected series over [mint, maxt]; stale markers are kept
-  // unless drop_stale.
-  Matrix LoadSeries(const VectorSelector& vs, int64_t mint, int64_t maxt, bool drop_stale);
+  // unless drop_stale. With window_ms > 0, only samples some step sees in
+  // its window (ref - window_ms, ref] (ref = step - offset; mint is the
+  // first step's window start) are read: when steps are further apart than
+  // the window, the gaps are skipped, so a coarse range query loads (and
+  // charges) about steps x window, not the whole range.
+  Matrix LoadSeries(const VectorSelector& vs, int64_t mint, int64_t maxt, bool drop_stale,
+                    int64_t window_ms = 0);
   Matrix EvalVectorSelector(const VectorSelector& vs);
   // timestamp(selector): the sample times, not the step times.
   Matrix EvalTimestampOfSelector(const Call& c, const VectorSelector& vs);

@@ -24,30 +24,54 @@ std::optional<int64_t> Evaluator::ResolveAt(AtModifier at, int64_t at_ms) const 
   return std::nullopt;
 }
 
-Matrix Evaluator::LoadSeries(const VectorSelector& vs, int64_t mint, int64_t maxt,
-                             bool drop_stale) {
-  ctx_.CheckDeadline();
+Matrix Evaluator::LoadSeries(const VectorSelector& vs, int64_t mint, int64_t maxt, bool drop_stale,
+                             int64_t window_ms) {
+  ctx_.CheckInterrupt();
   Matrix out;
   if (maxt < mint) return out;
   if (ctx_.querier == nullptr) Fail(ErrorType::kInternal, "no storage to select series from");
   auto set = ctx_.querier->Select(vs.matchers, tsdb::SelectHints{});
   if (!set) return out;
+  // Windows with gaps between them (step > window): the first window ends
+  // at mint + window - 1, the next ones a step later each.
+  const bool gaps = window_ms > 0 && vs.at == AtModifier::kNone && interval_ > window_ms;
+  const int64_t first_end = mint + window_ms - 1;
   int64_t loaded = 0;
   size_t size_hint = 0;  // series of one selector tend to have alike sizes
+  LoopMeter meter(ctx_);
   while (set->Next()) {
-    ctx_.MaybeCheckDeadline();
+    meter.Tick();
     Series s;
     s.metric = set->labels();
     s.points.reserve(size_hint);
     auto it = set->Iterator();
-    if (it && it->Seek(mint)) {
-      do {
-        const tsdb::Sample smp = it->At();
-        if (smp.t > maxt) break;
-        if (drop_stale && tsdb::IsStaleNaN(smp.v)) continue;
+    // Loaded points are held for the whole evaluation of the selector's
+    // parent: charged as they are decoded.
+    int64_t window_end = first_end;
+    bool more = it && it->Seek(mint);
+    while (more) {
+      const tsdb::Sample smp = it->At();
+      if (smp.t > maxt) break;
+      if (gaps && smp.t > window_end) {
+        // The first window ending at or after the sample; samples before
+        // its start are in no window: seek past them.
+        window_end = first_end + ((smp.t - first_end + interval_ - 1) / interval_) * interval_;
+        const int64_t window_start = window_end - window_ms + 1;
+        if (smp.t < window_start) {
+          meter.Tick();
+          more = it->Seek(window_start);
+          continue;
+        }
+      }
+      if (!drop_stale || !tsdb::IsStaleNaN(smp.v)) {
+        meter.Tick(1);
         s.points.push_back(FPoint{smp.t, smp.v});
-      } while (it->Next());
+      } else {
+        meter.Tick();
+      }
+      more = it->Next();
     }
+    meter.Flush();
     if (it && !it->status().ok()) Fail(ErrorType::kInternal, it->status().message());
     loaded += static_cast<int64_t>(s.points.size());
     size_hint = s.points.size() + 1;
@@ -64,18 +88,19 @@ Matrix Evaluator::EvalVectorSelector(const VectorSelector& vs) {
   const int64_t ref_lo = (at ? *at : start_) - vs.offset_ms;
   const int64_t ref_hi = (at ? *at : end_) - vs.offset_ms;
   const int64_t mint = ref_lo - lookback + 1;
-  ctx_.CheckDeadline();
+  ctx_.CheckInterrupt();
   Matrix out;
   if (ref_hi < mint) return out;
   if (ctx_.querier == nullptr) Fail(ErrorType::kInternal, "no storage to select series from");
   auto set = ctx_.querier->Select(vs.matchers, tsdb::SelectHints{});
   if (!set) return out;
-  const size_t steps = static_cast<size_t>(NumSteps());
-  int64_t emitted = 0, loaded = 0;
+  const int64_t steps = NumSteps();
+  int64_t loaded = 0;
   // Samples stream from the iterator straight into step values: each step
   // takes the newest sample at or before its reference time.
+  LoopMeter meter(ctx_);
   while (set->Next()) {
-    ctx_.MaybeCheckDeadline();
+    meter.Tick();
     auto it = set->Iterator();
     if (!it) continue;
     bool has = it->Seek(mint);
@@ -92,20 +117,30 @@ Matrix Evaluator::EvalVectorSelector(const VectorSelector& vs) {
         has = it->Next();
         if (has) cur = it->At();
       }
-      if (!has_last || last.t <= ref - lookback || tsdb::IsStaleNaN(last.v)) continue;
-      if (o.points.empty()) o.points.reserve(steps);
+      if (!has_last || last.t <= ref - lookback || tsdb::IsStaleNaN(last.v)) {
+        // No value at this step. With @ every step is alike, and with no
+        // sample left none can follow; otherwise jump to the first step
+        // that sees the next sample, which keeps sparse series cheap under
+        // fine subquery grids ([30d:1ms]).
+        meter.Tick();
+        if (at || !has) break;
+        const int64_t next = cur.t + vs.offset_ms;
+        if (next > ts + interval_) ts = start_ + ((next - start_ - 1) / interval_) * interval_;
+        continue;
+      }
+      if (o.points.empty()) o.points.reserve(ReserveFor(steps));
+      meter.Tick(1);
       o.points.push_back(FPoint{ts, last.v});
     }
+    meter.Flush();
     if (!it->status().ok()) Fail(ErrorType::kInternal, it->status().message());
     if (!o.points.empty()) {
-      emitted += static_cast<int64_t>(o.points.size());
       o.metric = set->labels();
       out.push_back(std::move(o));
     }
   }
   if (!set->status().ok()) Fail(ErrorType::kInternal, set->status().message());
   ctx_.stats.samples_loaded += loaded;
-  ctx_.AddSamples(emitted);
   return out;
 }
 
@@ -116,13 +151,14 @@ Matrix Evaluator::EvalTimestampOfSelector(const Call& c, const VectorSelector& v
   const int64_t lookback = ctx_.opts.lookback_delta_ms;
   const int64_t ref_lo = (at ? *at : start_) - vs.offset_ms;
   const int64_t ref_hi = (at ? *at : end_) - vs.offset_ms;
-  Matrix raw = LoadSeries(vs, ref_lo - lookback + 1, ref_hi, /*drop_stale=*/false);
+  const int64_t before = ctx_.current_samples;
+  Matrix raw = LoadSeries(vs, ref_lo - lookback + 1, ref_hi, /*drop_stale=*/false, lookback);
   std::vector<size_t> pos(raw.size(), 0);
   std::vector<Value> args(1, Vector{});
   Vector out;
-  SeriesCollector col(NumSteps());
+  SeriesCollector col(ctx_, NumSteps());
   for (int64_t ts = start_; ts <= end_; ts += interval_) {
-    ctx_.CheckDeadline();
+    ctx_.Poll(1 + static_cast<int64_t>(raw.size()));
     const int64_t ref = (at ? *at : ts) - vs.offset_ms;
     Vector& in = std::get<Vector>(args[0]);
     in.clear();
@@ -135,8 +171,6 @@ Matrix Evaluator::EvalTimestampOfSelector(const Call& c, const VectorSelector& v
       if (last.t <= ref - lookback || tsdb::IsStaleNaN(last.f)) continue;
       in.push_back(Sample{raw[i].metric, last.t, last.f});
     }
-    ctx_.AddSamples(static_cast<int64_t>(in.size()));
-    ctx_.current_samples -= static_cast<int64_t>(in.size());
     out.clear();
     FunctionArgs fa;
     fa.args = args;
@@ -148,7 +182,7 @@ Matrix Evaluator::EvalTimestampOfSelector(const Call& c, const VectorSelector& v
     for (const auto& s : out) col.Add(s.metric, ts, s.f);
   }
   Matrix m = col.Take();
-  ctx_.AddSamples(TotalPoints(m));
+  ctx_.SetSamples(before + TotalPoints(m));
   return m;
 }
 
@@ -160,14 +194,14 @@ RangeInput Evaluator::LoadMatrixSelector(const MatrixSelector& ms) {
   in.at_ms = ResolveAt(vs.at, vs.at_ms);
   const int64_t ref_lo = (in.at_ms ? *in.at_ms : start_) - vs.offset_ms;
   const int64_t ref_hi = (in.at_ms ? *in.at_ms : end_) - vs.offset_ms;
-  in.series = LoadSeries(vs, ref_lo - ms.range_ms + 1, ref_hi, /*drop_stale=*/true);
+  in.series = LoadSeries(vs, ref_lo - ms.range_ms + 1, ref_hi, /*drop_stale=*/true, ms.range_ms);
   return in;
 }
 
 Matrix Evaluator::EvalMatrixSelectorInstant(const MatrixSelector& ms) {
+  // The load already restricted every series to the single window (and
+  // charged its points).
   RangeInput in = LoadMatrixSelector(ms);
-  // The load already restricted every series to the single window.
-  ctx_.AddSamples(TotalPoints(in.series));
   return std::move(in.series);
 }
 

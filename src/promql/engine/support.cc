@@ -9,27 +9,26 @@ namespace gpumon::promql::engine_internal {
 
 void Fail(ErrorType type, std::string message) { throw EvalError{type, std::move(message)}; }
 
-void QueryContext::CheckDeadline() {
+void QueryContext::CheckInterrupt(const char* stage) {
+  if (cancel != nullptr && cancel->cancelled()) {
+    Fail(ErrorType::kCanceled, std::string("query was canceled in ") + stage);
+  }
   // >=: a zero timeout fails deterministically.
   if (std::chrono::steady_clock::now() >= deadline) {
-    Fail(ErrorType::kTimeout, "query timed out in expression evaluation");
-  }
-}
-
-void QueryContext::AddSamples(int64_t n) {
-  current_samples += n;
-  if (current_samples > stats.peak_samples) stats.peak_samples = current_samples;
-  if (current_samples > opts.max_samples) {
-    FailExec("query processing would load too many samples into memory in query execution");
+    Fail(ErrorType::kTimeout, std::string("query timed out in ") + stage);
   }
 }
 
 void QueryContext::SetSamples(int64_t n) {
+  NotePeak();
   current_samples = n;
-  if (current_samples > stats.peak_samples) stats.peak_samples = current_samples;
-  if (current_samples > opts.max_samples) {
-    FailExec("query processing would load too many samples into memory in query execution");
-  }
+  if (current_samples > opts.max_samples) FailTooManySamples();
+  NotePeak();
+}
+
+void QueryContext::FailTooManySamples() {
+  NotePeak();
+  FailExec("query processing would load too many samples into memory in query execution");
 }
 
 int LabelsIndex::FindOrInsert(const Labels& l, bool* inserted) {
@@ -74,9 +73,10 @@ int SeriesCollector::IndexOf(const Labels& metric) {
 
 void SeriesCollector::AddAt(int i, int64_t t, double f) {
   if (last_t_[i] == t) FailExec("vector cannot contain metrics with the same labelset");
+  ctx_.AddSample();
   last_t_[i] = t;
   auto& pts = out_[i].points;
-  if (pts.empty()) pts.reserve(static_cast<size_t>(num_steps_));
+  if (pts.empty()) pts.reserve(ReserveFor(num_steps_));
   pts.push_back(FPoint{t, f});
 }
 

@@ -195,7 +195,8 @@ Result<int64_t> ParseDuration(std::string_view s) {
   double f;
   if (ParseGoFloat(s, &f)) {
     double ns = f * 1e9;
-    if (std::isnan(f) || ns > 9.223372036854775807e18 || ns < -9.223372036854775808e18) {
+    // 2^63 itself does not fit (the literal rounds to it as a double).
+    if (std::isnan(f) || ns >= 9.223372036854775807e18 || ns < -9.223372036854775808e18) {
       return Status::Error("cannot parse " + GoQuote(s) +
                            " to a valid duration. It overflows int64");
     }

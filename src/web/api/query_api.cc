@@ -1,7 +1,9 @@
 #include "web/api/query_api.h"
 
 #include <chrono>
+#include <exception>
 #include <memory>
+#include <new>
 #include <optional>
 
 #include "promql/parser.h"
@@ -71,18 +73,49 @@ ApiResponse QueryResponse(std::shared_ptr<Executed> e, const Params& p, int64_t 
                          "next major release, use \"true\" or \"all\"");
   }
   r.data = [e, with_stats = !stats.empty()](JsonWriter& w) {
-    w.StartObject();
-    w.Key("resultType");
-    w.String(ResultTypeName(e->result.value));
-    w.Key("result");
-    if (!WriteValue(w, e->result.value)) return false;
-    if (with_stats) {
-      w.Key("stats");
-      WriteStats(w, *e);
+    // Runs while the response streams, after the status line went out: a
+    // failure can only end the body early (the writer reports it).
+    try {
+      w.StartObject();
+      w.Key("resultType");
+      w.String(ResultTypeName(e->result.value));
+      w.Key("result");
+      if (!WriteValue(w, e->result.value)) return false;
+      if (with_stats) {
+        w.Key("stats");
+        WriteStats(w, *e);
+      }
+      return w.EndObject() && w.ok();
+    } catch (const std::exception&) {
+      return false;
     }
-    return w.EndObject() && w.ok();
   };
   return r;
+}
+
+// The answer for an exception that got as far as the endpoint (the engine
+// catches its own; this covers parsing, result handling and backends).
+ApiResponse ExceptionFailure(const std::exception* e, bool out_of_memory) {
+  if (out_of_memory) {
+    return ApiResponse::Failure(
+        {ErrorKind::kExecution, "query processing ran out of memory in query execution"});
+  }
+  return ApiResponse::Failure(
+      {ErrorKind::kInternal, std::string("unexpected error in query execution") +
+                                 (e ? std::string(": ") + e->what() : "")});
+}
+
+template <typename Fn>
+ApiResponse Guarded(Fn fn) {
+  try {
+    return fn();
+  } catch (const std::bad_alloc& e) {
+    return ExceptionFailure(&e, true);
+  } catch (const std::exception& e) {
+    return ExceptionFailure(&e, false);
+  } catch (...) {
+    return ExceptionFailure(nullptr, false);
+  }
 }
 
 ApiResponse EngineFailure(const promql::QueryResult& res) {
@@ -119,7 +152,15 @@ Result<promql::QueryOptions> QueryOptionsOf(const Params& p) {
 
 }  // namespace
 
-ApiResponse QueryApi::Query(const Params& p) {
+ApiResponse QueryApi::Query(const Params& p, const Cancellation* cancel) {
+  return Guarded([&] { return DoQuery(p, cancel); });
+}
+
+ApiResponse QueryApi::QueryRange(const Params& p, const Cancellation* cancel) {
+  return Guarded([&] { return DoQueryRange(p, cancel); });
+}
+
+ApiResponse QueryApi::DoQuery(const Params& p, const Cancellation* cancel) {
   auto limit = ParseLimit(p.Get("limit"));
   if (!limit.ok()) return ApiResponse::Failure(InvalidParam("limit", limit.status().message()));
   int64_t ts = now_();
@@ -133,6 +174,7 @@ ApiResponse QueryApi::Query(const Params& p) {
   }
   auto qopts = QueryOptionsOf(p);
   if (!qopts.ok()) return ApiResponse::Failure({ErrorKind::kBadData, qopts.status().message()});
+  qopts->cancel = cancel;
   ApiError err;
   promql::ExprPtr expr = ParseQueryParam(p, &err);
   if (!expr) return ApiResponse::Failure(err);
@@ -145,7 +187,7 @@ ApiResponse QueryApi::Query(const Params& p) {
   return QueryResponse(std::move(e), p, *limit);
 }
 
-ApiResponse QueryApi::QueryRange(const Params& p) {
+ApiResponse QueryApi::DoQueryRange(const Params& p, const Cancellation* cancel) {
   auto limit = ParseLimit(p.Get("limit"));
   if (!limit.ok()) return ApiResponse::Failure(InvalidParam("limit", limit.status().message()));
   auto start = ParseTime(p.Get("start"));
@@ -162,8 +204,9 @@ ApiResponse QueryApi::QueryRange(const Params& p) {
         "step",
         "zero or negative query resolution step widths are not accepted. Try a positive integer"));
   }
-  // Prometheus's safety limit: a week at 60 s or a year at 1 h.
-  if ((*end - *start) / *step > kMaxPointsPerSeries) {
+  // Prometheus's safety limit: a week at 60 s or a year at 1 h. Wide, so
+  // that the span of the extreme times cannot overflow.
+  if ((static_cast<__int128>(*end) - *start) / *step > kMaxPointsPerSeries) {
     return ApiResponse::Failure(
         {ErrorKind::kBadData,
          "exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query "
@@ -171,6 +214,7 @@ ApiResponse QueryApi::QueryRange(const Params& p) {
   }
   auto qopts = QueryOptionsOf(p);
   if (!qopts.ok()) return ApiResponse::Failure({ErrorKind::kBadData, qopts.status().message()});
+  qopts->cancel = cancel;
   ApiError err;
   promql::ExprPtr expr = ParseQueryParam(p, &err);
   if (!expr) return ApiResponse::Failure(err);

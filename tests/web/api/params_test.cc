@@ -71,6 +71,11 @@ TEST(ParseDurationTest, FloatSecondsOrPrometheusDuration) {
   ASSERT_FALSE(huge.ok());
   EXPECT_EQ(huge.status().message(),
             "cannot parse \"1e300\" to a valid duration. It overflows int64");
+  // 2^63 ns exactly is one past the largest duration (and no valid cast).
+  EXPECT_FALSE(ParseDuration("9223372036.854775808").ok());
+  EXPECT_TRUE(ParseDuration("9223372036").ok());
+  EXPECT_FALSE(ParseDuration("inf").ok());
+  EXPECT_FALSE(ParseDuration("nan").ok());
 }
 
 TEST(ParseLimitTest, NonNegativeIntegers) {
