@@ -4,7 +4,9 @@
 #include <string_view>
 #include <utility>
 
+#include "remote/body_decompress.h"
 #include "remote/write_request.h"
+#include "tsdb/append_error.h"
 
 namespace gpumon::remote {
 namespace {
@@ -51,18 +53,14 @@ std::string CheckContentType(std::string_view content_type) {
   return "";
 }
 
-// Appender errors the sender must not retry: the same request would fail
-// again. The head's messages start with these phrases.
-bool IsBadSampleError(const std::string& message) {
-  for (std::string_view prefix : {"out of order sample", "out of bounds sample",
-                                  "duplicate sample for timestamp", "too old sample"}) {
-    if (message.starts_with(prefix)) return true;
-  }
-  return false;
-}
-
 WriteOutcome Fail(int status, std::string message) {
   return WriteOutcome{status, std::move(message), 0};
+}
+
+// 400 when the same request would be refused again (the sender must drop
+// it), 500 when the storage might take it later (the sender retries).
+int AppendErrorStatus(const std::string& message) {
+  return tsdb::IsPermanentAppendFailure(tsdb::ClassifyAppendError(message)) ? 400 : 500;
 }
 
 int64_t NowMs() {
@@ -75,64 +73,90 @@ int64_t NowMs() {
 
 WriteOutcome HandleRemoteWrite(std::string_view content_type, std::string_view content_encoding,
                                std::string_view body, const scrape::AppenderFactory& appenders,
-                               int64_t now_ms) {
+                               int64_t now_ms, size_t max_decoded_bytes) {
   if (std::string why = CheckContentType(content_type); !why.empty()) return Fail(415, why);
-  std::string_view encoding = Trim(content_encoding);
-  if (!encoding.empty() && encoding != "snappy") {
-    return Fail(415, std::string(encoding) +
-                         " encoding (compression) is not accepted by this server; only snappy "
-                         "is acceptable");
-  }
-  auto decoded = DecodeWriteRequest(body);
-  if (!decoded.ok()) return Fail(400, decoded.status().message());
+  DecompressResult raw = DecompressBody(Trim(content_encoding), body, max_decoded_bytes);
+  if (raw.status != 200) return Fail(raw.status, std::move(raw.message));
 
-  std::unique_ptr<scrape::Appender> app = appenders();
-  if (!app) return Fail(500, "no appender available");
+  // Appending as the series are decoded: a decode error further on still
+  // rolls the whole request back, and the appender exists only once there
+  // is something to append.
+  std::unique_ptr<scrape::Appender> app;
   const int64_t max_t = now_ms + kMaxAheadMs;
   uint64_t count = 0;
-  for (const TimeSeries& series : decoded.value()) {
+  int reject_status = 0;  // set when the appender (not the decoder) stopped the walk
+  Labels prev_labels;
+  uint64_t prev_ref = 0;
+  Status walked = ForEachSeries(raw.data, [&](size_t, const TimeSeries& series) -> Status {
+    if (!app) {
+      app = appenders();
+      if (!app) {
+        reject_status = 500;
+        return Status::Error("no appender available");
+      }
+    }
     // The series ref from the first sample lets the storage skip the label
-    // lookup for the rest; labels are still passed for appenders without refs.
-    uint64_t ref = 0;
+    // lookup for the rest, and for a series repeated right after itself.
+    uint64_t ref = series.labels == prev_labels ? prev_ref : 0;
     for (const tsdb::Sample& s : series.samples) {
       Status st;
       if (s.t > max_t) {
-        st = Status::Error("out of bounds sample: series " + series.labels.ToString() +
-                           ": timestamp " + std::to_string(s.t) + " is too far in the future");
+        st = Status::Error("out of bounds sample: series " +
+                           series.labels.ToString().substr(0, 200) + ": timestamp " +
+                           std::to_string(s.t) + " is too far in the future");
       } else if (auto r = app->AppendRef(ref, series.labels, s.t, s.v); r.ok()) {
         ref = r.value();
       } else {
         st = r.status();
       }
       if (!st.ok()) {
-        app->Rollback();
-        return Fail(IsBadSampleError(st.message()) ? 400 : 500, st.message());
+        reject_status = AppendErrorStatus(st.message());
+        return st;
       }
       ++count;
     }
+    if (ref != 0 && ref != prev_ref) {
+      prev_labels = series.labels;
+      prev_ref = ref;
+    }
+    return Status::Ok();
+  });
+  raw.data = std::string();  // the decoded body is no longer needed for the commit
+  if (!walked.ok()) {
+    if (app) app->Rollback();
+    return Fail(reject_status != 0 ? reject_status : 400, walked.message());
   }
-  if (Status st = app->Commit(); !st.ok()) {
-    return Fail(IsBadSampleError(st.message()) ? 400 : 500, st.message());
-  }
+  if (!app) return WriteOutcome{204, "", 0};  // no series: nothing to store
+  if (Status st = app->Commit(); !st.ok())
+    return Fail(AppendErrorStatus(st.message()), st.message());
   return WriteOutcome{204, "", count};
 }
 
-void RegisterRemoteWriteReceiver(httplib::Server& server, scrape::AppenderFactory appenders,
-                                 ReceiverStats* stats) {
-  server.Post(kRemoteWritePath, [appenders = std::move(appenders), stats](
-                                    const httplib::Request& req, httplib::Response& res) {
+http::Handler RemoteWriteHandler(scrape::AppenderFactory appenders, ReceiverStats* stats) {
+  return [appenders = std::move(appenders), stats](const http::HttpRequest& req,
+                                                   http::HttpResponse& res) {
     if (stats) stats->requests.fetch_add(1, std::memory_order_relaxed);
-    WriteOutcome out =
-        HandleRemoteWrite(req.get_header_value("Content-Type"),
-                          req.get_header_value("Content-Encoding"), req.body, appenders, NowMs());
+    WriteOutcome out = HandleRemoteWrite(req.Header("Content-Type"), req.Header("Content-Encoding"),
+                                         req.body, appenders, NowMs());
     res.status = out.status;
     if (out.status >= 300) {
       if (stats) stats->errors.fetch_add(1, std::memory_order_relaxed);
-      res.set_content(out.message + "\n", "text/plain; charset=utf-8");
+      // Errors name the series; one with thousands of labels must not turn
+      // into a megabyte answer.
+      constexpr size_t kMaxMessage = 1024;
+      if (out.message.size() > kMaxMessage)
+        out.message = out.message.substr(0, kMaxMessage) + "...";
+      res.SetContent(out.message + "\n", "text/plain; charset=utf-8");
       return;
     }
     if (stats) stats->samples.fetch_add(out.samples, std::memory_order_relaxed);
-  });
+  };
+}
+
+void RegisterRemoteWriteReceiver(http::Router& router, scrape::AppenderFactory appenders,
+                                 ReceiverStats* stats) {
+  router.Post(kRemoteWritePath, RemoteWriteHandler(std::move(appenders), stats),
+              http::RouteOptions{.max_body_bytes = kMaxRemoteWriteBodyBytes});
 }
 
 }  // namespace gpumon::remote

@@ -14,14 +14,10 @@
 #include <utility>
 
 #include "proto/remote.pb.h"
+#include "remote/body_decompress.h"
 
 namespace gpumon::remote {
 namespace {
-
-// Snappy's densest encoding (a 3-byte copy of 64 bytes) expands ~21x, so a
-// declared length beyond 32x the input is corrupt; refusing it up front keeps
-// a 10-byte hostile body from allocating gigabytes.
-constexpr uint64_t kMaxSnappyExpansion = 32;
 
 // Arena blocks sized to the message being built, so that most requests
 // need one or two blocks.
@@ -328,28 +324,25 @@ std::string EncodeWriteRequest(std::span<const TimeSeries> series) {
 }
 
 Result<std::vector<TimeSeries>> DecodeWriteRequest(std::string_view body) {
-  size_t raw_len = 0;
-  if (!snappy::GetUncompressedLength(body.data(), body.size(), &raw_len)) {
-    return Status::Error("snappy: corrupt input (bad length header)");
-  }
-  if (raw_len > body.size() * kMaxSnappyExpansion + 64) {
-    return Status::Error("snappy: corrupt input (declared length " + std::to_string(raw_len) +
-                         " is impossible for " + std::to_string(body.size()) + " bytes)");
-  }
-  if (raw_len > static_cast<size_t>(INT32_MAX)) {
-    return Status::Error("protobuf: message of " + std::to_string(raw_len) +
-                         " bytes exceeds the 2 GiB limit");
-  }
-  std::string raw;
-  if (!snappy::Uncompress(body.data(), body.size(), &raw)) {
-    return Status::Error("snappy: corrupt input");
-  }
-
-  // Straight from the wire into the result, without an intermediate
-  // message: labels are copied once, into the Labels they end up in.
-  const char* base = raw.data();
+  // Protobuf's own 2 GiB message limit; the receiver passes a far smaller one.
+  DecompressResult raw = DecompressBody("snappy", body, static_cast<size_t>(INT32_MAX));
+  if (raw.status != 200) return Status::Error(raw.message);
   std::vector<TimeSeries> out;
+  Status st = ForEachSeries(raw.data, [&out](size_t, const TimeSeries& series) {
+    out.push_back(series);
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return out;
+}
+
+Status ForEachSeries(std::string_view raw, const SeriesVisitor& visit) {
+  // Straight from the wire into one reused series: labels are copied once,
+  // into the Labels the visitor sees.
+  const char* base = raw.data();
+  TimeSeries series;
   std::vector<std::pair<std::string_view, std::string_view>> labels;
+  size_t index = 0;
   WireReader req(raw);
   uint32_t field, wt;
   while (!req.done()) {
@@ -368,8 +361,7 @@ Result<std::vector<TimeSeries>> DecodeWriteRequest(std::string_view body) {
       continue;
     }
 
-    const size_t index = out.size();
-    TimeSeries& series = out.emplace_back();
+    series.samples.clear();
     labels.clear();
     bool histograms = false;
     WireReader ts(msg);
@@ -402,8 +394,10 @@ Result<std::vector<TimeSeries>> DecodeWriteRequest(std::string_view body) {
     auto built = BuildLabels(index, labels);
     if (!built.ok()) return built.status();
     series.labels = std::move(built.value());
+    if (Status st = visit(index, series); !st.ok()) return st;
+    ++index;
   }
-  return out;
+  return Status::Ok();
 }
 
 }  // namespace gpumon::remote

@@ -19,6 +19,7 @@
 //   libprotobuf parses; labels with an empty value are dropped (absent).
 #pragma once
 
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -39,5 +40,16 @@ struct TimeSeries {
 std::string EncodeWriteRequest(std::span<const TimeSeries> series);
 
 Result<std::vector<TimeSeries>> DecodeWriteRequest(std::string_view body);
+
+// Called for each series of a request in wire order; `series` is only
+// valid during the call. A non-OK status stops the walk and is returned.
+using SeriesVisitor = std::function<Status(size_t index, const TimeSeries& series)>;
+
+// The streaming form of DecodeWriteRequest over the protobuf message itself
+// (already decompressed): each series is validated and handed to `visit`
+// as soon as it is read, so memory stays at one series whatever the
+// request holds (e.g. the same series repeated many times). Errors are
+// DecodeWriteRequest's; series visited before an error have been visited.
+Status ForEachSeries(std::string_view message, const SeriesVisitor& visit);
 
 }  // namespace gpumon::remote

@@ -332,6 +332,10 @@ void ScrapeLoop::ScrapeOnce(int64_t now_ms) {
   gpumon::Status committed = app->Commit();
   if (!committed.ok()) {
     LogWarn("scrape of " + target_.url + ": storage commit failed: " + committed.message());
+    // Nothing of this scrape was stored (up included): it failed, as far
+    // as anyone reading the data can tell, and the target page says why.
+    if (err.ok()) err = gpumon::Status::Error("storing the scrape failed: " + committed.message());
+    appended = 0;
   }
   if (rejected > 0) {
     Log(LogLevel::kDebug, "scrape of " + target_.url + ": " + std::to_string(rejected) +

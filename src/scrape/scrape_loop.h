@@ -18,7 +18,11 @@
 //   time; a failed scrape marks all of the previous scrape's series stale;
 //   Stop() marks everything stale, report series included.
 // - One scrape is one appender commit. Samples the storage rejects (out of
-//   order, duplicate) are skipped, not errors.
+//   order, duplicate) are skipped, not errors. A commit that fails (disk
+//   full, WAL write error) fails the scrape: health down, last_error
+//   "storing the scrape failed: <storage error>", a scrape failure counted
+//   and no samples appended (the stored `up` cannot say so: it was not
+//   stored either).
 // - Start() runs scrapes on a dedicated thread at interval, offset within
 //   the interval by a hash of the target (spreading load, stable across
 //   restarts). A slow target only delays itself. Status() is thread-safe.

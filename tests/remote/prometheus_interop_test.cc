@@ -27,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include "http/server.h"
 #include "remote/receiver.h"
 #include "remote/write_request.h"
 #include "tsdb/head/head.h"
@@ -84,11 +85,15 @@ class PrometheusInteropTest : public ::testing::Test {
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
 
+    http::Router router;
     RegisterRemoteWriteReceiver(
-        server_, scrape::HeadAppenderFactory([this] { return head_.Appender(); }), &stats_);
-    port_ = server_.bind_to_any_port("127.0.0.1");
+        router, scrape::HeadAppenderFactory([this] { return head_.Appender(); }), &stats_);
+    server_ = std::make_unique<http::Server>(std::move(router), http::ServerOptions{});
+    Status bound = server_->Bind("127.0.0.1", 0);
+    ASSERT_TRUE(bound.ok()) << bound.message();
+    port_ = server_->port();
     ASSERT_GT(port_, 0);
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    thread_ = std::thread([this] { server_->Run(); });
 
     prom_port_ = FreePort();
     ASSERT_GT(prom_port_, 0);
@@ -147,7 +152,7 @@ class PrometheusInteropTest : public ::testing::Test {
       std::ifstream log(dir_ / "prometheus.log");
       std::cerr << "--- prometheus log ---\n" << log.rdbuf() << "\n";
     }
-    server_.stop();
+    if (server_) server_->Stop();
     if (thread_.joinable()) thread_.join();
     std::error_code ec;
     if (!dir_.empty()) fs::remove_all(dir_, ec);
@@ -185,7 +190,7 @@ class PrometheusInteropTest : public ::testing::Test {
   fs::path dir_;
   tsdb::head::Head head_;
   ReceiverStats stats_;
-  httplib::Server server_;
+  std::unique_ptr<http::Server> server_;
   int port_ = 0;
   int prom_port_ = 0;
   std::thread thread_;

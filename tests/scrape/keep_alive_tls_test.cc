@@ -33,25 +33,24 @@ class KeepAliveTlsTest : public ::testing::Test {
     }
   }
   void Start(const web::WebConfig& web) {
-    server_ = std::make_unique<web::HttpServer>(
-        web::HttpServerOptions{.threads = 2, .keep_alive_max_requests = 100}, web);
-    server_->raw().set_keep_alive_timeout(1);  // quick shutdown
-    server_->raw().Get("/metrics", [this](const httplib::Request& req, httplib::Response& res) {
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        ports_.insert(req.remote_port);
-      }
-      res.set_content(kBody, "text/plain; version=0.0.4");
-    });
+    server_ = std::make_unique<web::HttpServer>(web::HttpServerOptions{.threads = 2}, web);
+    server_->router().Get("/metrics",
+                          [this](const http::HttpRequest& req, http::HttpResponse& res) {
+                            {
+                              std::lock_guard<std::mutex> lock(mu_);
+                              peers_.insert(req.remote_address);  // "ip:port": one per connection
+                            }
+                            res.SetContent(kBody, "text/plain; version=0.0.4");
+                          });
     ASSERT_TRUE(server_->Bind("127.0.0.1:0").ok());
-    thread_ = std::thread([this] { server_->Run(); });
+    thread_ = std::thread([this] { (void)server_->Run(); });
   }
   std::string Url() const {
     return "https://127.0.0.1:" + std::to_string(server_->port()) + "/metrics";
   }
   size_t connections() {
     std::lock_guard<std::mutex> lock(mu_);
-    return ports_.size();
+    return peers_.size();
   }
   web::WebConfig Secured() {
     web::WebConfig c;
@@ -77,7 +76,7 @@ class KeepAliveTlsTest : public ::testing::Test {
   std::unique_ptr<web::HttpServer> server_;
   std::thread thread_;
   std::mutex mu_;
-  std::set<int> ports_;
+  std::set<std::string> peers_;
 };
 
 TEST_F(KeepAliveTlsTest, ReusesTheTlsConnection) {

@@ -65,7 +65,11 @@ Status CanonicalLabels(const Labels& in, const Labels** out, Labels* storage) {
   }
   if ((*out)->empty()) return Status::Error("empty label set");
   if ((*out)->size() > std::numeric_limits<uint16_t>::max()) {
-    return Status::Error("too many labels in series " + in.ToString());
+    // The label set itself may be megabytes: name only its start.
+    std::string start = in.ToString().substr(0, 200);
+    return Status::Error("too many labels in series " + start +
+                         "...: " + std::to_string((*out)->size()) + " labels, at most " +
+                         std::to_string(std::numeric_limits<uint16_t>::max()));
   }
   return Status::Ok();
 }
@@ -252,6 +256,7 @@ Status Head::CommitBatch(HeadAppender* app) {
   const int64_t min_valid = MinValidTime();
   const int64_t window = opts_.ooo_window_ms;
   for (auto& e : entries) {
+    e.sim_has = e.series->has_last.load(std::memory_order_relaxed);
     e.sim_t = e.series->last_t.load(std::memory_order_relaxed);
     e.sim_v = e.series->last_v.load(std::memory_order_relaxed);
   }
@@ -268,8 +273,9 @@ Status Head::CommitBatch(HeadAppender* app) {
                            std::to_string(p.t) + " < minimum valid time " +
                            std::to_string(min_valid));
     }
-    if (p.t > e.sim_t) {
+    if (!e.sim_has || p.t > e.sim_t) {
       p.kind = HeadAppender::kInOrder;
+      e.sim_has = true;
       e.sim_t = p.t;
       e.sim_v = p.v;
     } else if (p.t == e.sim_t) {
@@ -325,9 +331,9 @@ Status Head::CommitBatch(HeadAppender* app) {
       }
     }
     if (!wal_series_scratch_.empty()) {
-      if (Status st = wal_->LogSeries(wal_series_scratch_); !st.ok()) {
-        return st.WithContext("commit: logging series to the WAL");
-      }
+      Status st = wal_->LogSeries(wal_series_scratch_);
+      health_.RecordWalWrite(st);
+      if (!st.ok()) return st.WithContext("commit: logging series to the WAL");
       for (const auto& e : entries) e.series->logged = true;
     }
     wal_samples_scratch_.clear();
@@ -337,9 +343,9 @@ Status Head::CommitBatch(HeadAppender* app) {
           RefSample{entries[p.entry].series->ref(), p.t, std::bit_cast<double>(p.v)});
     }
     if (!wal_samples_scratch_.empty()) {
-      if (Status st = wal_->LogSamples(wal_samples_scratch_); !st.ok()) {
-        return st.WithContext("commit: logging samples to the WAL");
-      }
+      Status st = wal_->LogSamples(wal_samples_scratch_);
+      health_.RecordWalWrite(st);
+      if (!st.ok()) return st.WithContext("commit: logging samples to the WAL");
     }
   }
 
@@ -408,7 +414,7 @@ Status Head::ReplaySeries(uint64_t ref, const Labels& labels) {
 bool Head::ReplayOne(Series* s, int64_t t, double v, std::vector<uint8_t*>* garbage) {
   if (t < MinValidTime()) return false;
   const int64_t last = s->last_t.load(std::memory_order_relaxed);
-  if (t > last) {
+  if (!s->has_last.load(std::memory_order_relaxed) || t > last) {
     s->AppendInOrder(t, v, chunk_opts_, garbage);
     return true;
   }
@@ -614,9 +620,9 @@ Status Head::Delete(std::span<const Matcher> matchers, int64_t mint, int64_t max
   }
   if (targets.empty()) return Status::Ok();
   if (wal_ != nullptr) {
-    if (Status st = wal_->LogTombstones(tombstones); !st.ok()) {
-      return st.WithContext("head delete: logging tombstones to the WAL");
-    }
+    Status st = wal_->LogTombstones(tombstones);
+    health_.RecordWalWrite(st);
+    if (!st.ok()) return st.WithContext("head delete: logging tombstones to the WAL");
   }
   std::unique_lock apply(apply_mu_);
   std::vector<uint8_t*> garbage;

@@ -13,7 +13,10 @@
 //   read). Same timestamp and same value bits: silently ignored. Same
 //   timestamp, other value: "duplicate sample for timestamp". Samples older
 //   than MinValidTime() (data already cut into blocks) are "out of bounds".
-//   Errors name the series and the timestamps.
+//   Errors name the series and the timestamps. A series' first sample is
+//   accepted at any timestamp (kMinTime included).
+// - health(): rejected and lost samples by cause, and whether the last
+//   WAL write failed (the server's readiness).
 // - Commit is all or nothing: it re-validates every buffered sample, logs
 //   new series and the samples to the WalSink (if set), and only then makes
 //   them visible. Commits are serialized; appenders and queriers may run on
@@ -50,6 +53,7 @@
 #include "tsdb/index/postings.h"
 #include "tsdb/matcher.h"
 #include "tsdb/storage.h"
+#include "tsdb/storage_health.h"
 
 namespace gpumon::tsdb::head {
 
@@ -124,6 +128,8 @@ class Head {
   uint64_t SamplesAppended() const { return samples_appended_.load(std::memory_order_relaxed); }
   HeadStats Stats(size_t top_k = 10) const;
   const HeadOptions& options() const { return opts_; }
+  // Append failures by cause and whether the last WAL write worked.
+  const StorageHealth& health() const { return health_; }
 
   // Samples before this time are rejected as out of bounds (the DB sets it
   // to the end of its newest block; Truncate raises it).
@@ -200,6 +206,7 @@ class Head {
   const HeadOptions opts_;
   const ChunkOptions chunk_opts_;
   WalSink* wal_ = nullptr;
+  StorageHealth health_;
 
   // Lock order: commit_mu_, apply_mu_, a hash stripe, index_mu_, a
   // directory lock. commit_mu_ serializes writers of sample data (commits, truncate,

@@ -4,6 +4,7 @@
 #include <limits>
 #include <string>
 
+#include "tsdb/append_error.h"
 #include "tsdb/head/head.h"
 #include "tsdb/head/series.h"
 
@@ -46,6 +47,12 @@ uint32_t HeadAppender::AddEntry(Series* s) {
 void HeadAppender::Prefetch(uint64_t ref) const { head_->PrefetchSeries(ref); }
 
 Result<uint64_t> HeadAppender::Append(uint64_t ref, const Labels& labels, int64_t t, double v) {
+  Result<uint64_t> r = AppendOne(ref, labels, t, v);
+  if (!r.ok()) head_->health_.CountFailures(ClassifyAppendError(r.status().message()), 1);
+  return r;
+}
+
+Result<uint64_t> HeadAppender::AppendOne(uint64_t ref, const Labels& labels, int64_t t, double v) {
   int idx = ref != 0 ? FindEntry(ref) : -1;
   if (idx < 0) {
     Series* s = ref != 0 ? head_->LookupRef(ref, /*take_pending=*/true) : nullptr;
@@ -73,18 +80,24 @@ Result<uint64_t> HeadAppender::Append(uint64_t ref, const Labels& labels, int64_
     return Status::Error("out of bounds sample: series " + head_->SeriesString(s) + ": timestamp " +
                          std::to_string(t) + " < minimum valid time " + std::to_string(min_valid));
   }
+  // The newest sample known, committed or buffered; none for a new series
+  // (whatever timestamp it has, kMinTime included).
+  bool have_max = s->has_last.load(std::memory_order_acquire);
   int64_t max_t = s->last_t.load(std::memory_order_acquire);
   uint64_t max_v = s->last_v.load(std::memory_order_relaxed);
-  if (e.has_buffered && e.last_t >= max_t) {
+  if (e.has_buffered && (!have_max || e.last_t >= max_t)) {
+    have_max = true;
     max_t = e.last_t;
     max_v = e.last_v;
   }
-  if (t == max_t) {
+  if (!have_max) {
+    // First sample of the series: nothing to compare with.
+  } else if (t == max_t) {
     if (bits == max_v) return s->ref();  // same sample again: ignored
     return Status::Error("duplicate sample for timestamp: series " + head_->SeriesString(s) +
                          ": timestamp " + std::to_string(t) + " already has another value");
   }
-  if (t < max_t) {
+  if (have_max && t < max_t) {
     const int64_t window = head_->opts_.ooo_window_ms;
     const bool in_window =
         window > 0 && (max_t < std::numeric_limits<int64_t>::min() + window || t >= max_t - window);
@@ -108,6 +121,8 @@ Result<uint64_t> HeadAppender::Append(uint64_t ref, const Labels& labels, int64_
 Status HeadAppender::Commit() {
   Status st;
   if (!samples_.empty()) st = head_->CommitBatch(this);
+  // A failed commit stores none of the batch: every sample counts.
+  if (!st.ok()) head_->health_.CountFailures(ClassifyAppendError(st.message()), samples_.size());
   Release();
   return st;
 }

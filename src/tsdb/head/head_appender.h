@@ -9,7 +9,10 @@
 // - Append rejects a sample with an error naming the series and times (out
 //   of order, duplicate timestamp with another value, out of bounds); the
 //   rest of the batch is unaffected. A sample equal to the last one (same
-//   timestamp, same value bits) is accepted and ignored.
+//   timestamp, same value bits) is accepted and ignored. A series' first
+//   sample is never a duplicate, whatever its timestamp (kMinTime too).
+// - Rejected samples, and every sample of a failed commit, are counted by
+//   cause in the head's StorageHealth.
 // - Commit re-validates against what other appenders committed meanwhile
 //   and applies all samples or none; then the appender is empty and
 //   reusable. Rollback discards the batch; destruction rolls back.
@@ -55,6 +58,7 @@ class HeadAppender {
     uint64_t last_v = 0;
     int64_t sim_t = 0;  // Commit's validation state
     uint64_t sim_v = 0;
+    bool sim_has = false;  // sim_t/sim_v hold a sample
   };
   enum Kind : uint8_t { kInOrder, kOutOfOrder, kSkip };
   struct Pending {
@@ -68,6 +72,7 @@ class HeadAppender {
     uint32_t entry = 0;
   };
 
+  Result<uint64_t> AppendOne(uint64_t ref, const Labels& labels, int64_t t, double v);
   int FindEntry(uint64_t ref) const;
   uint32_t AddEntry(Series* s);
   void Release();

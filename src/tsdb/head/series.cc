@@ -110,6 +110,7 @@ void Series::AppendInOrder(int64_t t, double v, const ChunkOptions& opts,
   open_.Append(t, v);
   last_v.store(std::bit_cast<uint64_t>(v), std::memory_order_relaxed);
   last_t.store(t, std::memory_order_release);
+  has_last.store(true, std::memory_order_release);
 }
 
 void Series::InsertOoo(int64_t t, double v) {

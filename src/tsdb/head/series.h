@@ -67,7 +67,9 @@ class Series {
   bool LabelsEqual(const Labels& labels, const SymbolTable& symbols) const;
 
   // --- appender bookkeeping ---
-  // Last in-order sample committed (kMinTime when none).
+  // Last in-order sample committed; meaningful only once has_last is set
+  // (a sample may legitimately sit at kMinTime with value bits 0, so the
+  // initial values cannot double as "none").
   std::atomic<int64_t> last_t{kMinTime};
   std::atomic<uint64_t> last_v{0};
   // Appenders holding this series; a series with pending appenders is never
@@ -75,6 +77,8 @@ class Series {
   std::atomic<uint32_t> pending{0};
   // Written to the WAL sink (guarded by the commit lock).
   bool logged = false;
+  // Set (release, after last_t/last_v) by the first in-order append.
+  std::atomic<bool> has_last{false};
 
   // --- data (see the contract above for locking) ---
   // A cut replaces the closed-chunk buffer; the old one goes to *garbage.
@@ -126,8 +130,8 @@ class Series {
   ~Series();
   uint32_t* mutable_label_ids() { return reinterpret_cast<uint32_t*>(this + 1); }
 
-  // Ordered so the object packs without padding (with the public atomics
-  // above: 8 + 8 + 4 + 1 + 2 + 1 spare, then 8-byte fields).
+  // Ordered so the object packs without padding (with the public members
+  // above: 8 + 8 + 4 + 1 + 1 + 2, then 8-byte fields).
   const uint16_t num_labels_;
   const uint64_t ref_;
   const uint64_t hash_;

@@ -124,14 +124,23 @@ Status WalWriter::OpenNext(int index, bool reuse_existing) {
   int fd = ::open(path.c_str(), flags, 0644);
   if (fd < 0) return Errno("cannot create segment", path);
   auto file = std::make_shared<File>(fd);
+  // A segment that could not be set up (typically ENOSPC) is removed again,
+  // so the next attempt can create it: a full disk must not break the log
+  // for good once space is freed.
+  auto discard = [&](Status s) {
+    if (!reuse_existing) ::unlink(path.c_str());
+    return s;
+  };
   uint8_t header[kSegmentHeaderSize];
   WriteSegmentHeader(header);
-  if (::pwrite(fd, header, sizeof header, 0) != static_cast<ssize_t>(sizeof header)) {
-    return Errno("cannot write header of", path);
+  if (ssize_t w = ::pwrite(fd, header, sizeof header, 0);
+      w != static_cast<ssize_t>(sizeof header)) {
+    if (w >= 0) errno = ENOSPC;  // a short write: the disk is full
+    return discard(Errno("cannot write header of", path));
   }
   // The new name must survive power loss, or its records would vanish with
   // it even after fdatasync.
-  if (Status s = SyncDir(dir_); !s.ok()) return s;
+  if (Status s = SyncDir(dir_); !s.ok()) return discard(s);
   file_ = std::move(file);
   segment_ = index;
   segment_bytes_ = kSegmentHeaderSize;
@@ -148,9 +157,9 @@ Status WalWriter::CutLocked() {
     return broken_;
   }
   ++stats_.syncs;
-  Status s = OpenNext(segment_ + 1, false);
-  if (!s.ok()) broken_ = s;
-  return s;
+  // If the next segment cannot be created the current one stays current
+  // (complete and durable), and the next write tries the cut again.
+  return OpenNext(segment_ + 1, false);
 }
 
 Status WalWriter::WriteLocked(uint64_t bytes) {

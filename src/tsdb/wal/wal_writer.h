@@ -20,8 +20,10 @@
 //   (reusing the newest one only if it holds no records). Run the reader
 //   (and Repair on corruption) before opening the writer.
 // - A failed write is rolled back (the file is truncated to where the call
-//   began). If even that fails, or an fsync fails, the writer is broken:
-//   every later call returns the same error.
+//   began), and so is a segment that could not be started (the file is
+//   removed; the current segment stays current): after ENOSPC, writes work
+//   again once space is freed. If the rollback fails, or an fsync fails,
+//   the writer is broken: every later call returns the same error.
 // - Thread-safe.
 #pragma once
 

@@ -491,3 +491,44 @@ TEST(SegmentTest, Names) {
 
 }  // namespace
 }  // namespace gpumon::tsdb::wal
+
+namespace gpumon::tsdb::wal {
+namespace {
+
+// A segment that cannot be started (here: its name is taken; on a full disk
+// its header does not fit) fails that write only: the writer keeps the
+// current segment and cuts again on the next write, instead of refusing
+// every write until a restart.
+TEST(WalTest, FailedSegmentCutIsRetriedNotFatal) {
+  TempDir tmp;
+  auto w = MustOpen(tmp.path(), Small());
+  ASSERT_EQ(w->CurrentSegment(), 0);
+  const std::string blocker = SegmentPath(tmp.path(), 1);
+  std::filesystem::create_directory(blocker);
+  std::vector<int64_t> logged;
+  Status failed;
+  uint64_t failed_id = 0;
+  for (uint64_t i = 0; i < 100 && failed.ok(); ++i) {
+    failed = w->Log(MakeRecord(i));
+    if (failed.ok()) logged.push_back(static_cast<int64_t>(i));
+    failed_id = i;
+  }
+  ASSERT_FALSE(failed.ok()) << "segment 0 never filled up";
+  EXPECT_EQ(w->CurrentSegment(), 0);
+  EXPECT_FALSE(w->Log(MakeRecord(failed_id)).ok());  // still blocked, same record
+
+  std::filesystem::remove(blocker);
+  for (int64_t i = 2000; i < 2010; ++i) {
+    ASSERT_TRUE(w->Log(MakeRecord(static_cast<uint64_t>(i))).ok()) << i;
+    logged.push_back(i);
+  }
+  EXPECT_GE(w->CurrentSegment(), 1);
+  ASSERT_TRUE(w->Close().ok());
+  Replay r = ReplayAll(tmp.path());
+  EXPECT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_FALSE(r.corruption);
+  EXPECT_EQ(r.ids, logged);
+}
+
+}  // namespace
+}  // namespace gpumon::tsdb::wal
