@@ -2,11 +2,13 @@
 // collector, its scheduler, the XID watcher and the HTTP endpoint.
 #include <malloc.h>
 
+#include <chrono>
 #include <iostream>
 
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "cli/runtime.h"
+#include "cli/shutdown_watchdog.h"
 #include "common/duration.h"
 #include "common/log.h"
 #include "gpu/agent_config.h"
@@ -30,6 +32,10 @@ constexpr const char* kUsage =
     "With --simulate: --scenario (repeatable) runs simulator scenarios, e.g.\n"
     "thermal-runaway:gpu=3:start=20m; --speed runs simulated time X times faster;\n"
     "--ground-truth rewrites FILE with what really happened every few seconds and at exit.\n";
+
+// After a termination signal the agent exits within this, even when a
+// component hangs while stopping.
+constexpr std::chrono::seconds kShutdownTimeout{30};
 
 }  // namespace
 
@@ -100,13 +106,16 @@ int RunAgent(const std::vector<std::string>& args) {
   }
   if (auto lib = flags->Get("nvml-lib")) library = *lib;
 
-  // Bind first so a port conflict fails fast, before NVML work.
+  // Reserve the port first so a conflict fails fast, before NVML work.
   web::HttpServer server;
-  if (Status s = server.Bind(listen); !s.ok()) {
+  if (Status s = server.Reserve(listen); !s.ok()) {
     std::cerr << "gpumon agent: " << s.message() << "\n";
     return 1;
   }
-  OnTerminationSignal([&server] { server.Stop(); });
+  OnTerminationSignal([&server] {
+    ArmShutdownWatchdog(kShutdownTimeout);
+    server.Stop();
+  });
 
   std::unique_ptr<gpu::NvmlSession> session;
   // Simulated time 0 is (within a millisecond) this moment.
@@ -163,26 +172,32 @@ int RunAgent(const std::vector<std::string>& args) {
   }
 
   auto endpoint = MakeCollectorEndpoint(collector, scheme);
-  auto& http = server.raw();
-  http.Get("/metrics", [&](const httplib::Request& req, httplib::Response& res) {
+  auto& router = server.router();
+  router.Get("/metrics", [&](const http::HttpRequest& req, http::HttpResponse& res) {
     web::HttpServer::ServeMetrics(*endpoint, req, res);
   });
-  http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content("ok\n", "text/plain; charset=utf-8");
-  });
+  router.Get("/healthz",
+             [](const http::HttpRequest&, http::HttpResponse& res) {
+               res.SetContent("ok\n", "text/plain; charset=utf-8");
+             },
+             {.max_body_bytes = std::nullopt, .run_inline = true});
   const bool simulated = options.simulated;
-  http.Get("/", [simulated](const httplib::Request&, httplib::Response& res) {
+  router.Get("/", [simulated](const http::HttpRequest&, http::HttpResponse& res) {
     char page[1024];
     std::snprintf(page, sizeof page, kIndexPage,
                   simulated ? "<p><strong>Simulated GPUs: not real hardware.</strong></p>" : "");
-    res.set_content(page, "text/html; charset=utf-8");
+    res.SetContent(page, "text/html; charset=utf-8");
   });
-  LogInfo("listening on " + listen + " (port " + std::to_string(server.port()) + ")");
-  server.Run();
+  Status served = server.Bind();
+  if (served.ok()) {
+    LogInfo("listening on " + listen + " (port " + std::to_string(server.port()) + ")");
+    served = server.Run();
+  }
+  if (!served.ok()) LogError(served.message());
   if (xids) xids->Stop();
   scheduler.Stop();
   if (truth) truth->Stop();
-  return 0;
+  return served.ok() ? 0 : 1;
 }
 
 }  // namespace gpumon::cli

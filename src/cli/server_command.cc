@@ -22,7 +22,9 @@
 #include "cli/flags.h"
 #include "cli/local_collection.h"
 #include "cli/runtime.h"
+#include "cli/http_server_metrics.h"
 #include "cli/server_options.h"
+#include "cli/shutdown_watchdog.h"
 #include "common/log.h"
 #include "notifier/alertmanagers_json.h"
 #include "notifier/notifier.h"
@@ -40,6 +42,7 @@
 #include "selfmon/server_metrics.h"
 #include "tsdb/db/db.h"
 #include "tsdb/dedup/dedup_querier.h"
+#include "tsdb/storage_health.h"
 #include "web/api/admin_api.h"
 #include "web/api/backend.h"
 #include "web/api/federate.h"
@@ -77,8 +80,9 @@ int64_t NowMs() {
       .count();
 }
 
-// Stop() has no effect on a server that is not yet running, so the signal
-// watcher repeats it until the main thread is past Run().
+// The signal watcher stops the server (HttpServer::Stop() before Run()
+// makes Run() return at once) unless the main thread is past it and the
+// server may be gone.
 struct StopControl {
   std::mutex mu;
   bool done = false;  // main thread will not (or no longer) run the server
@@ -160,6 +164,47 @@ selfmon::TsdbStatsView TsdbView(tsdb::db::DB& db) {
   return v;
 }
 
+// Storage health (tsdb/storage_health.h) on /metrics: samples the TSDB
+// could not store, by cause; failed WAL writes; whether it can write (what
+// /-/ready reports); and the space left where the data lives.
+Status RegisterStorageHealthMetrics(selfmon::Registry& registry, tsdb::db::DB* db) {
+  const tsdb::StorageHealth* health = &db->head().health();
+  Status s = registry.AddCounterFunc(
+      "gpumon_tsdb_append_failures_total",
+      "Samples the TSDB refused or failed to store, by cause (out_of_order, duplicate, "
+      "out_of_bounds, too_old, too_many_labels, invalid_labels, disk_full, io_error, other).",
+      {"cause"}, [health](std::vector<selfmon::CallbackSample>* out) {
+        for (size_t i = 0; i < tsdb::kAppendFailureCount; ++i) {
+          auto cause = static_cast<tsdb::AppendFailure>(i);
+          out->push_back({{std::string(tsdb::AppendFailureName(cause))},
+                          static_cast<double>(health->failures(cause))});
+        }
+      });
+  if (!s.ok()) return s;
+  s = registry.AddCounterFunc("gpumon_tsdb_wal_write_failures_total",
+                              "WAL writes that failed (the commit they belonged to was lost).",
+                              [health] { return static_cast<double>(health->wal_write_failures()); });
+  if (!s.ok()) return s;
+  s = registry.AddGaugeFunc("gpumon_tsdb_storage_writable",
+                            "1 while the last WAL write succeeded, 0 after a failed one.",
+                            [health] { return health->writable() ? 1.0 : 0.0; });
+  if (!s.ok()) return s;
+  const std::string dir = db->dir();
+  auto space = [dir](bool available) {
+    return [dir, available](std::vector<selfmon::CallbackSample>* out) {
+      if (auto sp = tsdb::SpaceOf(dir)) {
+        out->push_back({{}, static_cast<double>(available ? sp->available_bytes : sp->size_bytes)});
+      }
+    };
+  };
+  s = registry.AddGaugeFunc("gpumon_tsdb_storage_available_bytes",
+                            "Bytes available on the filesystem of the data directory.", {},
+                            space(true));
+  if (!s.ok()) return s;
+  return registry.AddGaugeFunc("gpumon_tsdb_storage_size_bytes",
+                               "Size of the filesystem of the data directory.", {}, space(false));
+}
+
 selfmon::ScrapeStatsView ScrapeView(const std::vector<scrape::TargetSnapshot>& targets,
                                     const std::atomic<int>& last_reload_ok,
                                     const std::atomic<int64_t>& last_reload_ms) {
@@ -232,24 +277,27 @@ int RunServer(const std::vector<std::string>& args) {
   sigaddset(&hup, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &hup, nullptr);
 
-  // Bind first so a port conflict fails fast, before a long WAL replay.
-  web::HttpServer server({.threads = 8, .keep_alive_max_requests = 100}, web_config);
-  if (Status s = server.Bind(opts->listen); !s.ok()) {
+  // Reserve the port first so a conflict fails fast, before a long WAL
+  // replay; the server listens once its routes are registered.
+  // Two event-loop threads: TLS handshakes and basic-auth checks run there.
+  web::HttpServerOptions http_opts{.threads = 8, .io_threads = 2};
+  http_opts.limits.max_connections = static_cast<size_t>(opts->max_connections);
+  http_opts.limits.body_timeout = std::chrono::milliseconds(opts->read_timeout_ms);
+  http_opts.limits.idle_timeout = std::chrono::milliseconds(opts->read_timeout_ms);
+  web::HttpServer server(http_opts, web_config);
+  if (Status s = server.Reserve(opts->listen); !s.ok()) {
     std::cerr << "gpumon server: " << s.message() << "\n";
     return 1;
   }
   auto stop = std::make_shared<StopControl>();
   web::HttpServer* srv = &server;
-  OnTerminationSignal([stop, srv] {
+  // Stopping the server cancels the queries in flight; the main thread then
+  // stops the other components in order, within --web.shutdown-timeout.
+  OnTerminationSignal([stop, srv, timeout = std::chrono::milliseconds(opts->shutdown_timeout_ms)] {
+    ArmShutdownWatchdog(timeout, "--web.shutdown-timeout");
     stop->requested = true;
-    for (;;) {
-      {
-        std::lock_guard<std::mutex> lock(stop->mu);
-        if (stop->done) return;
-        srv->Stop();
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
+    std::lock_guard<std::mutex> lock(stop->mu);
+    if (!stop->done) srv->Stop();
   });
   auto finish = [&stop] {
     std::lock_guard<std::mutex> lock(stop->mu);
@@ -432,6 +480,14 @@ int RunServer(const std::vector<std::string>& args) {
     return 1;
   }
   backend.set_metrics(server_metrics->get());
+  if (Status s = RegisterStorageHealthMetrics(registry, dbp); !s.ok()) {
+    LogWarn("storage health metrics: " + s.message());
+  }
+  if (Status s = RegisterHttpServerMetrics(registry, server); !s.ok()) {
+    finish();
+    std::cerr << "gpumon server: self-monitoring: " << s.message() << "\n";
+    return 1;
+  }
   auto render_self = [&registry](exposition::Format f, std::string* out) {
     registry.Render(f, out);
   };
@@ -561,24 +617,25 @@ int RunServer(const std::vector<std::string>& args) {
   web::api::AdminApi admin_api(backend);
   web::api::Federate federate(backend, config ? config->global.external_labels : Labels(), NowMs,
                               opts->engine.lookback_delta_ms);
-  web::api::RegisterApiRoutes(server.raw(), {.query = &query_api,
-                                             .series = &series_api,
-                                             .status = &status_api,
-                                             .ready = [] { return true; },
-                                             .admin = &admin_api,
-                                             .enable_admin = opts->enable_admin_api,
-                                             .federate = &federate});
-  rules::RegisterRuleRoutes(server.raw(), rule_manager);
+  web::api::RegisterApiRoutes(server.router(),
+                              {.query = &query_api,
+                               .series = &series_api,
+                               .status = &status_api,
+                               .ready = [dbp] { return dbp->head().health().writable(); },
+                               .admin = &admin_api,
+                               .enable_admin = opts->enable_admin_api,
+                               .federate = &federate});
+  rules::RegisterRuleRoutes(server.router(), rule_manager);
   auto all_metadata = [&scraper] {
     return scraper ? scraper->Metadata() : std::vector<scrape::TargetMetadata>{};
   };
   backend.set_metadata(all_metadata);
-  server.raw().Get("/api/v1/targets/metadata", [&all_metadata](const httplib::Request& req,
-                                                               httplib::Response& res) {
-    auto json = scrape::TargetMetadataJson(all_metadata(),
-                                           {.match_target = req.get_param_value("match_target"),
-                                            .metric = req.get_param_value("metric"),
-                                            .limit = req.get_param_value("limit")});
+  server.router().Get("/api/v1/targets/metadata", [&all_metadata](const http::HttpRequest& req,
+                                                                  http::HttpResponse& res) {
+    auto json =
+        scrape::TargetMetadataJson(all_metadata(), {.match_target = req.Param("match_target"),
+                                                    .metric = req.Param("metric"),
+                                                    .limit = req.Param("limit")});
     if (!json.ok()) {
       web::api::Respond(
           req, res,
@@ -591,66 +648,56 @@ int RunServer(const std::vector<std::string>& args) {
         }));
   });
   if (opts->enable_remote_write_receiver) {
-    // Bounded request bodies: a remote-write request is a few MiB at most.
-    server.raw().set_payload_max_length(64 << 20);
-    remote::RegisterRemoteWriteReceiver(server.raw(), appender, &receiver_stats);
+    remote::RegisterRemoteWriteReceiver(server.router(), appender, &receiver_stats);
   }
-  server.raw().Get("/api/v1/alertmanagers", [&alert_notifier](const httplib::Request& req,
-                                                              httplib::Response& res) {
+  server.router().Get("/api/v1/alertmanagers", [&alert_notifier](const http::HttpRequest& req,
+                                                                 http::HttpResponse& res) {
     web::api::Respond(req, res, web::api::ApiResponse::Success([&](web::api::JsonWriter& w) {
                         return notifier::WriteAlertmanagersJson(
                             w, alert_notifier.ActiveAlertmanagers(),
                             alert_notifier.DroppedAlertmanagers());
                       }));
   });
-  server.raw().Get("/api/v1/targets", [&](const httplib::Request& req, httplib::Response& res) {
-    std::vector<scrape::DroppedTargetSnapshot> dropped;
-    std::map<std::string, size_t> counts;
-    if (scraper) {
-      dropped = scraper->DroppedTargets();
-      counts = scraper->DroppedTargetCounts();
-    }
-    res.set_content(
-        scrape::TargetsJson(all_targets(), dropped, counts, req.get_param_value("state"),
-                            req.get_param_value("scrapePool")),
-        "application/json");
-  });
+  server.router().Get(
+      "/api/v1/targets", [&](const http::HttpRequest& req, http::HttpResponse& res) {
+        std::vector<scrape::DroppedTargetSnapshot> dropped;
+        std::map<std::string, size_t> counts;
+        if (scraper) {
+          dropped = scraper->DroppedTargets();
+          counts = scraper->DroppedTargetCounts();
+        }
+        res.SetContent(scrape::TargetsJson(all_targets(), dropped, counts, req.Param("state"),
+                                           req.Param("scrapePool")),
+                       "application/json");
+      });
   auto generation = std::make_shared<std::atomic<uint64_t>>(0);
   web::MetricsEndpoint self_endpoint([generation] { return ++*generation; }, render_self);
-  server.raw().Get("/metrics",
-                   [&self_endpoint](const httplib::Request& req, httplib::Response& res) {
-                     web::HttpServer::ServeMetrics(self_endpoint, req, res);
-                   });
+  server.router().Get("/metrics",
+                      [&self_endpoint](const http::HttpRequest& req, http::HttpResponse& res) {
+                        web::HttpServer::ServeMetrics(self_endpoint, req, res);
+                      });
   if (opts->enable_lifecycle) {
-    // A POST without Content-Length or Transfer-Encoding has an empty body
-    // (RFC 9112 6.3), as `curl -X POST` sends it; reading the body only when
-    // one is announced keeps the server from waiting for the client to close.
-    auto drain = [](const httplib::Request& req, const httplib::ContentReader& body) {
-      if (req.has_header("Content-Length") || req.has_header("Transfer-Encoding")) {
-        body([](const char*, size_t) { return true; });
-      }
-    };
-    auto reload_route = [&reload, drain](const httplib::Request& req, httplib::Response& res,
-                                         const httplib::ContentReader& body) {
-      drain(req, body);
+    auto reload_route = [&reload](const http::HttpRequest&, http::HttpResponse& res) {
       Status s = reload();
       res.status = s.ok() ? 200 : 500;
-      res.set_content(s.ok() ? "" : "failed to reload config: " + s.message() + "\n", "text/plain");
+      res.SetContent(s.ok() ? "" : "failed to reload config: " + s.message() + "\n", "text/plain");
     };
-    server.raw().Post("/-/reload", reload_route);
-    server.raw().Put("/-/reload", reload_route);
-    server.raw().Post("/-/quit", [drain](const httplib::Request& req, httplib::Response& res,
-                                         const httplib::ContentReader& body) {
-      drain(req, body);
-      res.set_content("Requesting termination... Goodbye!\n", "text/plain");
+    server.router().Post("/-/reload", reload_route);
+    server.router().Put("/-/reload", reload_route);
+    server.router().Post("/-/quit", [](const http::HttpRequest&, http::HttpResponse& res) {
+      res.SetContent("Requesting termination... Goodbye!\n", "text/plain");
       ::kill(::getpid(), SIGTERM);
     });
   }
 
-  LogInfo(std::string("serving the Prometheus API on ") + opts->listen + " (port " +
-          std::to_string(server.port()) + (server.tls() ? ", TLS" : "") + ")");
-  server.Run();
+  Status served = server.Bind();
+  if (served.ok()) {
+    LogInfo(std::string("serving the Prometheus API on ") + opts->listen + " (port " +
+            std::to_string(server.port()) + (server.tls() ? ", TLS" : "") + ")");
+    served = server.Run();
+  }
   finish();
+  if (!served.ok()) LogError(served.message());
   reload_stop = true;
   reloader.join();
   // Rules stop first (their last alerts are sent), then stale markers for
@@ -661,7 +708,7 @@ int RunServer(const std::vector<std::string>& args) {
   local->Stop();
   remote_storage.Stop();  // unsent samples stay queued on disk
   LogInfo("server stopped");
-  return 0;
+  return served.ok() ? 0 : 1;
 }
 
 }  // namespace gpumon::cli

@@ -53,6 +53,9 @@ const std::map<std::string, bool>& ServerFlagTable() {
                                                      {"web.enable-admin-api", false},
                                                      {"web.enable-lifecycle", false},
                                                      {"web.enable-remote-write-receiver", false},
+                                                     {"web.max-connections", true},
+                                                     {"web.read-timeout", true},
+                                                     {"web.shutdown-timeout", true},
                                                      {"help", false}};
   return kFlags;
 }
@@ -94,7 +97,13 @@ const char* ServerUsage() {
          "  --web.external-url       URL users reach the server at (alert generatorURL)\n"
          "  --web.enable-admin-api   serve /api/v1/admin/tsdb/* (delete, snapshot)\n"
          "  --web.enable-lifecycle   serve POST /-/reload and /-/quit\n"
-         "  --web.enable-remote-write-receiver  accept remote write on /api/v1/write\n";
+         "  --web.enable-remote-write-receiver  accept remote write on /api/v1/write\n"
+         "  --web.max-connections    most connections served at once; more get 503\n"
+         "                           (default 4096)\n"
+         "  --web.read-timeout       longest a request body may take to arrive, and a\n"
+         "                           kept-alive connection may stay idle (default 5m)\n"
+         "  --web.shutdown-timeout   after SIGTERM, exit within this even if a component\n"
+         "                           hangs while stopping (default 30s)\n";
 }
 
 Result<ServerOptions> ParseServerOptions(const Flags& flags) {
@@ -168,6 +177,15 @@ Result<ServerOptions> ParseServerOptions(const Flags& flags) {
   o.enable_admin_api = flags.Has("web.enable-admin-api");
   o.enable_lifecycle = flags.Has("web.enable-lifecycle");
   o.enable_remote_write_receiver = flags.Has("web.enable-remote-write-receiver");
+  auto max_connections = flags.GetInt("web.max-connections", o.max_connections, 1, 1000000);
+  if (!max_connections.ok()) return max_connections.status();
+  o.max_connections = *max_connections;
+  auto read_timeout = DurationFlag(flags, "web.read-timeout", o.read_timeout_ms, false);
+  if (!read_timeout.ok()) return read_timeout.status();
+  o.read_timeout_ms = *read_timeout;
+  auto shutdown_timeout = DurationFlag(flags, "web.shutdown-timeout", o.shutdown_timeout_ms, false);
+  if (!shutdown_timeout.ok()) return shutdown_timeout.status();
+  o.shutdown_timeout_ms = *shutdown_timeout;
 
   auto ms = [](int64_t v) { return FormatDuration(std::chrono::milliseconds(v)); };
   auto yes = [](bool b) { return std::string(b ? "true" : "false"); };
@@ -209,6 +227,9 @@ Result<ServerOptions> ParseServerOptions(const Flags& flags) {
       {"web.enable-admin-api", yes(o.enable_admin_api)},
       {"web.enable-lifecycle", yes(o.enable_lifecycle)},
       {"web.enable-remote-write-receiver", yes(o.enable_remote_write_receiver)},
+      {"web.max-connections", std::to_string(o.max_connections)},
+      {"web.read-timeout", ms(o.read_timeout_ms)},
+      {"web.shutdown-timeout", ms(o.shutdown_timeout_ms)},
       {"local.interval", ms(o.local_interval_ms)},
   };
   return o;

@@ -36,7 +36,16 @@ struct ServerOptions {
   bool enable_admin_api = false;                 // --web.enable-admin-api
   bool enable_lifecycle = false;                 // --web.enable-lifecycle: POST /-/reload
   bool enable_remote_write_receiver = false;     // --web.enable-remote-write-receiver
-  int64_t local_interval_ms = 15 * 1000;         // --local.interval
+  // --web.max-connections: Prometheus's flag (its default is 512); higher
+  // here because an idle connection costs no thread in this server.
+  int64_t max_connections = 4096;
+  // --web.read-timeout (Prometheus's, default 5m): the longest a request
+  // body may take to arrive and a kept-alive connection may sit idle.
+  int64_t read_timeout_ms = 5 * 60 * 1000;
+  // --web.shutdown-timeout: after SIGTERM/SIGINT the process exits within
+  // this, even when a component hangs while stopping.
+  int64_t shutdown_timeout_ms = 30 * 1000;
+  int64_t local_interval_ms = 15 * 1000;  // --local.interval
   // Every flag with its effective value, for /api/v1/status/flags.
   std::map<std::string, std::string> effective_flags;
 };

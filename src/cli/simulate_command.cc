@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "cli/runtime.h"
+#include "cli/shutdown_watchdog.h"
 #include "common/duration.h"
 #include "common/log.h"
 #include "gpu/nvml_session.h"
@@ -92,13 +93,16 @@ int RunSimulate(const std::vector<std::string>& args) {
   }
   std::string library = EnableSimulation(sim);
 
-  web::HttpServer server(web::HttpServerOptions{static_cast<int>(*threads)});
+  web::HttpServer server(web::HttpServerOptions{.threads = static_cast<int>(*threads)});
   std::string listen = flags->Get("listen").value_or(":9500");
-  if (Status s = server.Bind(listen); !s.ok()) {
+  if (Status s = server.Reserve(listen); !s.ok()) {
     std::cerr << "gpumon simulate: " << s.message() << "\n";
     return 1;
   }
-  OnTerminationSignal([&server] { server.Stop(); });
+  OnTerminationSignal([&server] {
+    ArmShutdownWatchdog(std::chrono::seconds(30));
+    server.Stop();
+  });
 
   // Simulated time 0 is (within a millisecond) this moment.
   const int64_t t0_unix_ms = UnixNowMs();
@@ -147,33 +151,42 @@ int RunSimulate(const std::vector<std::string>& args) {
   for (auto& c : collectors) raw.push_back(c.get());
   xids.Start(raw);
 
-  auto& http = server.raw();
-  http.Get(R"(/node/(\d+)/metrics)", [&](const httplib::Request& req, httplib::Response& res) {
-    size_t i = std::stoul(req.matches[1].str());
+  auto& router = server.router();
+  router.Get(R"(/node/(\d+)/metrics)", [&](const http::HttpRequest& req, http::HttpResponse& res) {
+    // \d+ may still overflow: anything not a node index is "no such node".
+    size_t i = endpoints.size();
+    const std::string& digits = req.captures.at(0);
+    if (digits.size() < 10) i = std::stoul(digits);
     if (i >= endpoints.size()) {
       res.status = 404;
-      res.set_content("no such node\n", "text/plain; charset=utf-8");
+      res.SetContent("no such node\n", "text/plain; charset=utf-8");
       return;
     }
     web::HttpServer::ServeMetrics(*endpoints[i], req, res);
   });
-  http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content("ok\n", "text/plain; charset=utf-8");
+  router.Get("/healthz",
+             [](const http::HttpRequest&, http::HttpResponse& res) {
+               res.SetContent("ok\n", "text/plain; charset=utf-8");
+             },
+             {.max_body_bytes = std::nullopt, .run_inline = true});
+  router.Get("/", [&](const http::HttpRequest&, http::HttpResponse& res) {
+    res.SetContent("gpumon simulate: " + std::to_string(*nodes) + " simulated nodes x " +
+                       std::to_string(*gpus) + " " + model +
+                       " GPUs (NOT real hardware) at /node/<i>/metrics, i in [0, " +
+                       std::to_string(*nodes) + ")\n",
+                   "text/plain; charset=utf-8");
   });
-  http.Get("/", [&](const httplib::Request&, httplib::Response& res) {
-    res.set_content("gpumon simulate: " + std::to_string(*nodes) + " simulated nodes x " +
-                        std::to_string(*gpus) + " " + model +
-                        " GPUs (NOT real hardware) at /node/<i>/metrics, i in [0, " +
-                        std::to_string(*nodes) + ")\n",
-                    "text/plain; charset=utf-8");
-  });
-  LogInfo("serving " + std::to_string(*nodes) + " simulated nodes on " + listen + " (port " +
-          std::to_string(server.port()) + ")");
-  server.Run();
+  Status served = server.Bind();
+  if (served.ok()) {
+    LogInfo("serving " + std::to_string(*nodes) + " simulated nodes on " + listen + " (port " +
+            std::to_string(server.port()) + ")");
+    served = server.Run();
+  }
+  if (!served.ok()) LogError(served.message());
   xids.Stop();
   scheduler.Stop();
   if (truth) truth->Stop();
-  return 0;
+  return served.ok() ? 0 : 1;
 }
 
 }  // namespace gpumon::cli

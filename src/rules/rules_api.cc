@@ -236,11 +236,11 @@ wa::ApiResponse AlertsResponse(const RuleManager& manager) {
   });
 }
 
-void RegisterRuleRoutes(httplib::Server& server, RuleManager& manager) {
-  server.Get("/api/v1/rules", [&manager](const httplib::Request& req, httplib::Response& res) {
+void RegisterRuleRoutes(http::Router& router, RuleManager& manager) {
+  router.Get("/api/v1/rules", [&manager](const http::HttpRequest& req, http::HttpResponse& res) {
     wa::Respond(req, res, RulesResponse(manager, wa::ParamsOf(req)));
   });
-  server.Get("/api/v1/alerts", [&manager](const httplib::Request& req, httplib::Response& res) {
+  router.Get("/api/v1/alerts", [&manager](const http::HttpRequest& req, http::HttpResponse& res) {
     wa::Respond(req, res, AlertsResponse(manager));
   });
 }

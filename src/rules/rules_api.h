@@ -20,10 +20,9 @@
 //   and intervals are seconds as JSON numbers in Go's float formatting.
 #pragma once
 
-#include <httplib.h>
-
 #include <string>
 
+#include "http/router.h"
 #include "rules/manager.h"
 #include "web/api/params.h"
 #include "web/api/response.h"
@@ -35,7 +34,7 @@ web::api::ApiResponse AlertsResponse(const RuleManager& manager);
 
 // Routes GET /api/v1/rules and GET /api/v1/alerts. The manager must
 // outlive the server.
-void RegisterRuleRoutes(httplib::Server& server, RuleManager& manager);
+void RegisterRuleRoutes(http::Router& router, RuleManager& manager);
 
 // Go's time.Time JSON (RFC 3339, nanosecond form, zeros trimmed, UTC).
 std::string GoJsonTime(int64_t ms);

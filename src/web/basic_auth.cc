@@ -75,10 +75,26 @@ bool BasicAuth::VerifyBcrypt(const std::string& password, const std::string& has
   return len == hash.size() && CRYPTO_memcmp(out, hash.data(), len) == 0;
 }
 
+std::optional<bool> BasicAuth::CachedCheck(const std::string& authorization_header) {
+  std::string user;
+  std::string password;
+  if (!ParseHeader(authorization_header, &user, &password)) return false;
+  if (password.find('\0') != std::string::npos) return false;
+  auto it = users_.find(user);
+  const bool known = it != users_.end();
+  const std::string key =
+      CacheKey(user, known ? it->second : std::string(kUnknownUserHash), password);
+  std::lock_guard<std::mutex> lock(cache_mu_);
+  auto hit = cache_.find(key);
+  if (hit == cache_.end()) return std::nullopt;
+  return hit->second && known;
+}
+
 bool BasicAuth::Check(const std::string& authorization_header) {
   std::string user;
   std::string password;
   if (!ParseHeader(authorization_header, &user, &password)) return false;
+  if (password.find('\0') != std::string::npos) return false;
   auto it = users_.find(user);
   const bool known = it != users_.end();
   const std::string hash = known ? it->second : std::string(kUnknownUserHash);

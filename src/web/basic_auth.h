@@ -12,11 +12,17 @@
 //   milliseconds per check; the plaintext password is never stored.
 //   bcrypt runs one at a time, bounding the CPU a flood of bad
 //   passwords can take.
+// - A password containing a NUL byte never matches: crypt_r() reads a C
+//   string, so it would otherwise check only the part before the NUL.
+// - CachedCheck() answers from the cache alone (never runs bcrypt):
+//   nullopt when the credentials have not been checked yet, so the HTTP
+//   server can decide on its network thread and defer only real checks.
 // Thread-safe.
 #pragma once
 
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -27,6 +33,7 @@ class BasicAuth {
   explicit BasicAuth(std::map<std::string, std::string> users);
 
   bool Check(const std::string& authorization_header);
+  std::optional<bool> CachedCheck(const std::string& authorization_header);
 
   // True when `password` matches the bcrypt `hash` (no caching).
   static bool VerifyBcrypt(const std::string& password, const std::string& hash);

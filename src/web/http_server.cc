@@ -1,6 +1,14 @@
 #include "web/http_server.h"
 
+#include <netdb.h>
+#include <netinet/in.h>
+#include <openssl/ssl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 
 #include "common/log.h"
 #include "web/tls_server.h"
@@ -26,84 +34,163 @@ Result<std::pair<std::string, int>> ParseListenAddress(const std::string& addres
   return std::make_pair(host, port);
 }
 
+namespace {
+
+// Loads the TLS settings into a scratch context, so a bad certificate or
+// key is reported by Bind() with the file's name, before anything starts.
+Status CheckTls(const TlsServerConfig& tls) {
+  SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
+  if (ctx == nullptr) return Status::Error("cannot create a TLS context");
+  Status s = ConfigureServerTls(ctx, tls);
+  SSL_CTX_free(ctx);
+  return s;
+}
+
+}  // namespace
+
 HttpServer::HttpServer(HttpServerOptions options, std::optional<WebConfig> web) {
-  if (web && web->tls.enabled()) {
-    const TlsServerConfig tls = web->tls;
-    Status status;
-    server_ = std::make_unique<httplib::SSLServer>([&tls, &status](SSL_CTX& ctx) {
-      status = ConfigureServerTls(&ctx, tls);
-      return status.ok();
-    });
-    if (!status.ok()) init_ = status.WithContext(web->file + ": tls_server_config");
+  options_.io_threads = options.io_threads;
+  options_.worker_threads = options.threads;
+  options_.limits = options.limits;
+  if (!web) return;
+  if (web->tls.enabled()) {
     tls_ = true;
-  } else {
-    server_ = std::make_unique<httplib::Server>();
+    const std::string context = web->file + ": tls_server_config";
+    if (Status s = CheckTls(web->tls); !s.ok()) init_ = s.WithContext(context);
+    options_.configure_tls = [tls = web->tls, context](SSL_CTX* ctx) {
+      Status s = ConfigureServerTls(ctx, tls);
+      return s.ok() ? s : s.WithContext(context);
+    };
   }
-  if (web) {
-    if (!web->http2) LogInfo("web config: http2 is off; this server speaks HTTP/1.1 only anyway");
-    if (!web->headers.empty()) {
-      server_->set_default_headers(httplib::Headers(web->headers.begin(), web->headers.end()));
-    }
-    if (!web->basic_auth_users.empty()) {
-      auth_ = std::make_unique<BasicAuth>(web->basic_auth_users);
-      BasicAuth* auth = auth_.get();
-      server_->set_pre_routing_handler([auth](const httplib::Request& req, httplib::Response& res) {
-        if (auth->Check(req.get_header_value("Authorization"))) {
-          return httplib::Server::HandlerResponse::Unhandled;
-        }
-        res.status = 401;
-        res.set_header("WWW-Authenticate", "Basic");
-        // The request body (if any) is never read; the client must not
-        // send its next request after it on this connection.
-        res.set_header("Connection", "close");
-        res.set_content("Unauthorized\n", "text/plain; charset=utf-8");
-        return httplib::Server::HandlerResponse::Handled;
-      });
-    }
+  if (!web->http2) LogInfo("web config: http2 is off; this server speaks HTTP/1.1 only anyway");
+  for (const auto& [name, value] : web->headers) options_.default_headers.Set(name, value);
+  if (!web->basic_auth_users.empty()) {
+    auth_ = std::make_shared<BasicAuth>(web->basic_auth_users);
+    options_.authorize = [auth = auth_](const http::HttpRequest& head, bool may_block) {
+      const std::string credentials = head.Header("Authorization");
+      std::optional<bool> ok = auth->CachedCheck(credentials);
+      if (!ok && may_block) ok = auth->Check(credentials);
+      http::Authorization a;
+      if (!ok) {
+        a.verdict = http::Authorization::Verdict::kDefer;  // bcrypt: off the network thread
+        return a;
+      }
+      if (*ok) return a;
+      a.verdict = http::Authorization::Verdict::kDeny;
+      a.refusal.status = 401;
+      a.refusal.SetHeader("WWW-Authenticate", "Basic");
+      a.refusal.SetContent("Unauthorized\n", "text/plain; charset=utf-8");
+      // The request body (if any) is never read; the client must not send
+      // its next request after it on this connection.
+      a.refusal.close_connection = true;
+      return a;
+    };
   }
-  int threads = options.threads;
-  server_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  server_->set_keep_alive_max_count(options.keep_alive_max_requests);
-  // Headers and body go out in separate writes; without this, Nagle's
-  // algorithm delays the body of small responses by up to 40 ms.
-  server_->set_tcp_nodelay(true);
-  server_->set_read_timeout(10, 0);
-  server_->set_write_timeout(10, 0);
 }
 
-void HttpServer::ServeMetrics(MetricsEndpoint& endpoint, const httplib::Request& req,
-                              httplib::Response& res) {
-  auto body = endpoint.Get(req.get_header_value("Accept"), req.get_header_value("Accept-Encoding"));
-  if (body.gzip) res.set_header("Content-Encoding", "gzip");
-  res.set_header("Vary", "Accept, Accept-Encoding");
-  // A sized content provider bypasses cpp-httplib's own compression, which
-  // would otherwise compress (again) on every request.
-  auto bytes = body.bytes;
-  res.set_content_provider(bytes->size(), std::string(exposition::ContentTypeOf(body.format)),
-                           [bytes](size_t offset, size_t length, httplib::DataSink& sink) {
-                             return sink.write(bytes->data() + offset, length);
-                           });
+void HttpServer::ServeMetrics(MetricsEndpoint& endpoint, const http::HttpRequest& req,
+                              http::HttpResponse& res) {
+  auto body = endpoint.Get(req.Header("Accept"), req.Header("Accept-Encoding"));
+  if (body.gzip) res.SetHeader("Content-Encoding", "gzip");
+  res.SetHeader("Vary", "Accept, Accept-Encoding");
+  // A copy of the cached body (a memcpy), so the response has a
+  // Content-Length; the endpoint renders and compresses once per generation.
+  res.SetContent(*body.bytes, exposition::ContentTypeOf(body.format));
 }
 
-Status HttpServer::Bind(const std::string& address) {
+HttpServer::~HttpServer() { Release(); }
+
+void HttpServer::Release() {
+  if (reserved_fd_ >= 0) ::close(reserved_fd_);
+  reserved_fd_ = -1;
+}
+
+Status HttpServer::Reserve(const std::string& address) {
   if (!init_.ok()) return init_;
-  if (!server_->is_valid()) return Status::Error("cannot set up the HTTP server");
   auto parsed = ParseListenAddress(address);
   if (!parsed.ok()) return parsed.status();
   const auto& [host, port] = *parsed;
-  if (port == 0) {
-    port_ = server_->bind_to_any_port(host);
-    if (port_ < 0) return Status::Error("cannot listen on " + address);
-  } else if (!server_->bind_to_port(host, port)) {
-    return Status::Error("cannot listen on " + address + " (address in use or not permitted)");
-  } else {
-    port_ = port;
+  const std::string failed = "cannot listen on " + address + ": ";
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  const std::string service = std::to_string(port);
+  if (int rc = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &found); rc != 0) {
+    return Status::Error(failed + ::gai_strerror(rc));
   }
+  std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> owned(found, &::freeaddrinfo);
+  int fd = ::socket(found->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Status::Error(failed + std::strerror(errno));
+  // SO_REUSEADDR: the bind fails only while something listens on the port
+  // (not for connections of an earlier run lingering in TIME_WAIT), which
+  // is the conflict to report.
+  int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_storage bound{};
+  socklen_t len = sizeof bound;
+  if (::bind(fd, found->ai_addr, found->ai_addrlen) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return Status::Error(failed + std::strerror(err) +
+                         (err == EADDRINUSE ? " (is another server running?)" : ""));
+  }
+  const uint16_t net_port = bound.ss_family == AF_INET6
+                                ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
+                                : reinterpret_cast<sockaddr_in*>(&bound)->sin_port;
+  Release();
+  reserved_fd_ = fd;
+  host_ = host;
+  port_ = ntohs(net_port);
   return Status::Ok();
 }
 
-void HttpServer::Run() { server_->listen_after_bind(); }
+Status HttpServer::Bind() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (server_) return Status::Error("HttpServer::Bind(): already bound");
+  if (reserved_fd_ < 0) return Status::Error("HttpServer::Bind() without a reserved address");
+  auto server = std::make_unique<http::Server>(router_, options_);
+  // The reservation gives way to the server's own socket on the same port.
+  Release();
+  if (Status s = server->Bind(host_, port_); !s.ok()) {
+    return s.WithContext("cannot listen on " + host_ + ":" + std::to_string(port_));
+  }
+  server_ = std::move(server);
+  return Status::Ok();
+}
 
-void HttpServer::Stop() { server_->stop(); }
+Status HttpServer::Bind(const std::string& address) {
+  if (Status s = Reserve(address); !s.ok()) return s;
+  return Bind();
+}
+
+Status HttpServer::Run() {
+  http::Server* server = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stop_requested_) return Status::Ok();
+    if (!server_) return Status::Error("HttpServer::Run() without a successful Bind()");
+    server = server_.get();
+  }
+  server->Run();
+  return Status::Ok();
+}
+
+void HttpServer::Stop() {
+  http::Server* server = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_requested_ = true;
+    server = server_.get();
+  }
+  if (server != nullptr) server->Stop();
+}
+
+http::ServerStats HttpServer::Stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return server_ ? server_->Stats() : http::ServerStats{};
+}
 
 }  // namespace gpumon::web

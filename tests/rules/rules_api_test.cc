@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "test_env.h"
+#include "web/http_server.h"
 
 namespace gpumon::rules {
 namespace {
@@ -189,17 +190,15 @@ TEST_F(RulesApiTest, AlertsEndpointAndFiringState) {
 }
 
 TEST_F(RulesApiTest, RoutesOverHttp) {
-  httplib::Server server;
-  RegisterRuleRoutes(server, *manager_);
-  int port = server.bind_to_any_port("127.0.0.1");
-  ASSERT_GT(port, 0);
-  std::thread t([&] { server.listen_after_bind(); });
-  while (!server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  httplib::Client c("127.0.0.1", port);
+  web::HttpServer server(web::HttpServerOptions{.threads = 1});
+  RegisterRuleRoutes(server.router(), *manager_);
+  ASSERT_TRUE(server.Bind("127.0.0.1:0").ok());
+  std::thread t([&] { (void)server.Run(); });
+  httplib::Client c("127.0.0.1", server.port());
   auto res = c.Get("/api/v1/alerts");
   auto bad = c.Get("/api/v1/rules?type=x");
   auto ok = c.Get("/api/v1/rules?type=record");
-  server.stop();
+  server.Stop();
   t.join();
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200);

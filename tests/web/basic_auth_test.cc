@@ -58,6 +58,27 @@ TEST(BasicAuthTest, Check) {
   EXPECT_FALSE(auth.Check(""));
 }
 
+// crypt_r() reads a C string: without a check, "wonderland\0junk" would be
+// verified as "wonderland".
+TEST(BasicAuthTest, PasswordWithNulNeverMatches) {
+  BasicAuth auth({{"alice", testing::BcryptHash("wonderland")}});
+  const std::string with_nul("alice:wonderland\0junk", 21);
+  EXPECT_FALSE(auth.Check(Header(with_nul)));
+  EXPECT_FALSE(auth.Check(Header(std::string("alice:wonderland\0", 17))));
+  EXPECT_EQ(auth.CachedCheck(Header(with_nul)), std::optional<bool>(false));
+  EXPECT_TRUE(auth.Check(Header("alice:wonderland")));
+}
+
+TEST(BasicAuthTest, CachedCheckNeverRunsBcrypt) {
+  BasicAuth auth({{"alice", testing::BcryptHash("wonderland")}});
+  EXPECT_EQ(auth.CachedCheck(Header("alice:wonderland")), std::nullopt);  // not checked yet
+  EXPECT_TRUE(auth.Check(Header("alice:wonderland")));
+  EXPECT_EQ(auth.CachedCheck(Header("alice:wonderland")), std::optional<bool>(true));
+  EXPECT_FALSE(auth.Check(Header("alice:nope")));
+  EXPECT_EQ(auth.CachedCheck(Header("alice:nope")), std::optional<bool>(false));
+  EXPECT_EQ(auth.CachedCheck("Bearer x"), std::optional<bool>(false));  // malformed: no check needed
+}
+
 TEST(BasicAuthTest, ManyDistinctFailuresKeepWorking) {
   BasicAuth auth({{"alice", testing::BcryptHash("wonderland")}});
   for (int i = 0; i < 150; ++i) {  // past the cache size: eviction runs

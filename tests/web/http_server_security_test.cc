@@ -1,6 +1,7 @@
 // HttpServer with a web config: TLS, client certificates, basic auth and
 // response headers, exercised with real TLS clients over loopback.
 #include <gtest/gtest.h>
+#include <httplib.h>
 
 #include <thread>
 
@@ -13,16 +14,20 @@ namespace {
 
 using testing::TempDir;
 
-// Serves "hello" on /hello under a web config until destroyed.
+// Serves "hello" on GET /hello ("posted" on POST) under a web config until
+// destroyed.
 class Running {
  public:
   explicit Running(std::optional<WebConfig> web)
-      : server_(HttpServerOptions{.threads = 2, .keep_alive_max_requests = 10}, std::move(web)) {
-    server_.raw().Get("/hello", [](const httplib::Request&, httplib::Response& res) {
-      res.set_content("hello", "text/plain");
+      : server_(HttpServerOptions{.threads = 2}, std::move(web)) {
+    server_.router().Get("/hello", [](const http::HttpRequest&, http::HttpResponse& res) {
+      res.SetContent("hello", "text/plain");
+    });
+    server_.router().Post("/hello", [](const http::HttpRequest&, http::HttpResponse& res) {
+      res.SetContent("posted", "text/plain");
     });
     bind_ = server_.Bind("127.0.0.1:0");
-    if (bind_.ok()) thread_ = std::thread([this] { server_.Run(); });
+    if (bind_.ok()) thread_ = std::thread([this] { (void)server_.Run(); });
   }
   ~Running() {
     if (thread_.joinable()) {
@@ -160,13 +165,25 @@ TEST_F(SecurityTest, BasicAuthOnEveryRoute) {
   EXPECT_EQ(none->get_header_value("WWW-Authenticate"), "Basic");
   EXPECT_EQ(none->body.find("hello"), std::string::npos);
 
+  // Every path needs credentials, as exporter-toolkit answers: without
+  // them an unknown path is 401 too, so routes are not revealed.
   auto unrouted = client.Get("/no/such/path");
   ASSERT_TRUE(unrouted);
-  EXPECT_EQ(unrouted->status, 401) << "authentication comes before routing";
+  EXPECT_EQ(unrouted->status, 401);
+
+  // A password followed by a NUL byte and junk is not the password.
+  {
+    httplib::Client nul("127.0.0.1", server.port());
+    nul.set_basic_auth("alice", std::string("wonderland\0junk", 15));
+    auto res = nul.Get("/hello");
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, 401);
+  }
 
   auto post = client.Post("/hello", "body", "text/plain");
   ASSERT_TRUE(post);
   EXPECT_EQ(post->status, 401);
+  EXPECT_EQ(post->body.find("posted"), std::string::npos);
 
   for (const auto& [user, password] : std::vector<std::pair<std::string, std::string>>{
            {"alice", "builder"}, {"carol", "wonderland"}, {"alice", ""}, {"", "wonderland"}}) {

@@ -104,11 +104,11 @@ TEST(PrometheusTlsInteropTest, BothDirections) {
   ours.tls.client_ca_file = certs.ca_cert;
   ours.basic_auth_users["prometheus"] = testing::BcryptHash("scrape-pw");
   HttpServer target(HttpServerOptions{.threads = 2}, ours);
-  target.raw().Get("/metrics", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content("# TYPE interop_gauge gauge\ninterop_gauge 42\n", "text/plain; version=0.0.4");
+  target.router().Get("/metrics", [](const http::HttpRequest&, http::HttpResponse& res) {
+    res.SetContent("# TYPE interop_gauge gauge\ninterop_gauge 42\n", "text/plain; version=0.0.4");
   });
   ASSERT_TRUE(target.Bind("127.0.0.1:0").ok());
-  std::thread serving([&] { target.Run(); });
+  std::thread serving([&] { (void)target.Run(); });
   struct StopOnExit {
     HttpServer& s;
     std::thread& t;

@@ -33,17 +33,18 @@ class ScrapeHttpsTest : public ::testing::Test {
   // Authorization header it received.
   void Start(const WebConfig& web) {
     server_ = std::make_unique<HttpServer>(HttpServerOptions{.threads = 2}, web);
-    server_->raw().Get("/metrics", [](const httplib::Request&, httplib::Response& res) {
-      res.set_content(kBody, "text/plain; version=0.0.4");
+    auto& router = server_->router();
+    router.Get("/metrics", [](const http::HttpRequest&, http::HttpResponse& res) {
+      res.SetContent(kBody, "text/plain; version=0.0.4");
     });
-    server_->raw().Get("/bearer", [](const httplib::Request& req, httplib::Response& res) {
-      res.set_content(req.get_header_value("Authorization"), "text/plain");
+    router.Get("/bearer", [](const http::HttpRequest& req, http::HttpResponse& res) {
+      res.SetContent(req.Header("Authorization"), "text/plain");
     });
-    server_->raw().Get("/host", [](const httplib::Request& req, httplib::Response& res) {
-      res.set_content(req.get_header_value("Host"), "text/plain");
+    router.Get("/host", [](const http::HttpRequest& req, http::HttpResponse& res) {
+      res.SetContent(req.Header("Host"), "text/plain");
     });
     ASSERT_TRUE(server_->Bind("127.0.0.1:0").ok());
-    thread_ = std::thread([this] { server_->Run(); });
+    thread_ = std::thread([this] { (void)server_->Run(); });
   }
   WebConfig Tls() const {
     WebConfig c;

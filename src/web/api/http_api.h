@@ -1,6 +1,6 @@
-// HTTP plumbing of the Prometheus API: routes on a cpp-httplib server,
-// request parameters from the URL and a form body, and streaming of the
-// encoded response (chunked, gzip when the client accepts it).
+// HTTP plumbing of the Prometheus API: routes on an http::Router, request
+// parameters from the URL and a form body, and streaming of the encoded
+// response (chunked, gzip when the client accepts it).
 //
 // Contract:
 // - Every /api/v1 endpoint Prometheus serves with GET (and POST where
@@ -14,16 +14,20 @@
 // - GET /federate is served when a Federate handler is given (503 while
 //   not ready, as Prometheus gates it).
 // - /-/healthy answers 200; /-/ready answers 200 once `ready()` is true,
-//   503 before.
+//   503 before. Both run on the network thread (RouteOptions::run_inline),
+//   so they answer while every worker is busy; `ready` must not block.
+// - The query endpoints pass the request's Cancellation to the engine: a
+//   client that hangs up, or a server shutting down, stops its query.
 // - Successful responses stream: the JSON is encoded into ~64 KiB chunks
 //   sent as they fill (and gzip-compressed on the fly when Accept-Encoding
 //   allows gzip), so a large result is never held encoded in full.
 #pragma once
 
-#include <httplib.h>
-
 #include <functional>
 
+#include "http/request.h"
+#include "http/response.h"
+#include "http/router.h"
 #include "web/api/admin_api.h"
 #include "web/api/federate.h"
 #include "web/api/params.h"
@@ -45,12 +49,12 @@ struct ApiHandlers {
 };
 
 // Parameters of a request: form body (when form-encoded) then URL query.
-Params ParamsOf(const httplib::Request& req);
+Params ParamsOf(const http::HttpRequest& req);
 
 // Writes an API response into `res` (status, headers, streamed body).
-void Respond(const httplib::Request& req, httplib::Response& res, ApiResponse r);
+void Respond(const http::HttpRequest& req, http::HttpResponse& res, ApiResponse r);
 
 // The handlers must outlive the server.
-void RegisterApiRoutes(httplib::Server& server, const ApiHandlers& handlers);
+void RegisterApiRoutes(http::Router& router, const ApiHandlers& handlers);
 
 }  // namespace gpumon::web::api

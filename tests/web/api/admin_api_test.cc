@@ -4,6 +4,7 @@
 #include "web/api/admin_api.h"
 
 #include <gtest/gtest.h>
+#include <httplib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -216,12 +217,12 @@ TEST_P(AdminRoutesTest, EnabledOrDisabled) {
   SeriesApi series(*backend_);
   StatusApi status(*backend_, testing::Info("3.0.0"), [] { return int64_t{0}; });
   HttpServer server(HttpServerOptions{.threads = 2});
-  ASSERT_TRUE(server.Bind("127.0.0.1:0").ok());
   ApiHandlers h{.query = &query, .series = &series, .status = &status, .ready = {}};
   h.admin = admin_.get();
   h.enable_admin = enabled;
-  RegisterApiRoutes(server.raw(), h);
-  std::thread th([&] { server.Run(); });
+  RegisterApiRoutes(server.router(), h);
+  ASSERT_TRUE(server.Bind("127.0.0.1:0").ok());
+  std::thread th([&] { (void)server.Run(); });
 
   httplib::Client c("127.0.0.1", server.port());
   auto r = c.Put("/api/v1/admin/tsdb/delete_series?match[]=gpu_temp", "", "text/plain");
