@@ -279,8 +279,11 @@ int RunServer(const std::vector<std::string>& args) {
 
   // Reserve the port first so a conflict fails fast, before a long WAL
   // replay; the server listens once its routes are registered.
-  // Two event-loop threads: TLS handshakes and basic-auth checks run there.
-  web::HttpServerOptions http_opts{.threads = 8, .io_threads = 2};
+  // Handler threads: every query slot plus a few, so requests that are not
+  // queries are not stuck behind queries waiting for a slot. Two event-loop
+  // threads: TLS handshakes run there.
+  web::HttpServerOptions http_opts{.threads = std::min(opts->engine.max_concurrent, 256) + 8,
+                                   .io_threads = 2};
   http_opts.limits.max_connections = static_cast<size_t>(opts->max_connections);
   http_opts.limits.body_timeout = std::chrono::milliseconds(opts->read_timeout_ms);
   http_opts.limits.idle_timeout = std::chrono::milliseconds(opts->read_timeout_ms);

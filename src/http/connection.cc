@@ -293,7 +293,9 @@ void Connection::Process() {
     const RequestDecoder::Stage st =
         decoder_.Feed(buf_ ? buf_.get() + start_ : nullptr, Buffered(), &used);
     start_ += used;
-    if (start_ == end_) start_ = end_ = 0;
+    // Rewind an emptied buffer, but never under a read in flight: it writes
+    // at the old end_, and OnRead() adds its bytes there.
+    if (start_ == end_ && !reading_) start_ = end_ = 0;
     switch (st) {
       case RequestDecoder::Stage::kNeedMore:
         if (phase_ == Phase::kReadHead && deadline_ == Deadline::kIdle && decoder_.started()) {

@@ -49,7 +49,8 @@ struct HttpServerOptions {
   // Handler threads. An idle or slow connection costs no thread, so this
   // bounds concurrent handlers only (queries have their own limit).
   int threads = 4;
-  // Event-loop threads (accept, TLS, framing); basic-auth checks run there.
+  // Event-loop threads (accept, TLS, framing, cached basic-auth answers;
+  // new credentials are checked on the server's authorization thread).
   int io_threads = 1;
   http::ServerLimits limits{};
 };
