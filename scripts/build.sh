@@ -10,6 +10,9 @@
 # Env:   GPUMON_JOBS        parallel jobs (default 2: the CI machine has 2 cores)
 #        GPUMON_BUILD_TYPE  overrides the CMake build type of the chosen kind
 #        GPUMON_VERBOSE=1   show every compile command and cmake's output
+#        GPUMON_DEBUG_INFO  lines (default: line tables only, enough for
+#                           backtraces and sanitizer reports, and a third
+#                           faster to compile) or full (for a debugger)
 #
 # Re-running is cheap: cmake only re-checks the tree and ninja only rebuilds
 # what changed. Dependencies are not installed here; see install-deps.sh.
@@ -32,6 +35,19 @@ esac
 
 JOBS=${GPUMON_JOBS:-2}
 CMAKE_ARGS=(-G Ninja -Wno-dev)
+case "${GPUMON_DEBUG_INFO:-lines}" in
+  lines) DEBUG_FLAG=-g1 ;;
+  full) DEBUG_FLAG=-g ;;
+  *)
+    printf 'build: GPUMON_DEBUG_INFO must be "lines" or "full", not "%s"\n' "$GPUMON_DEBUG_INFO" >&2
+    exit 2
+    ;;
+esac
+# The build types' flags with that debug level (CMake's own defaults otherwise).
+for lang in C CXX; do
+  CMAKE_ARGS+=("-DCMAKE_${lang}_FLAGS_RELWITHDEBINFO=-O2 $DEBUG_FLAG -DNDEBUG"
+    "-DCMAKE_${lang}_FLAGS_DEBUG=$DEBUG_FLAG")
+done
 case "$KIND" in
   default)
     DIR=build

@@ -20,9 +20,9 @@
 
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "cli/http_server_metrics.h"
 #include "cli/local_collection.h"
 #include "cli/runtime.h"
-#include "cli/http_server_metrics.h"
 #include "cli/server_options.h"
 #include "cli/shutdown_watchdog.h"
 #include "common/log.h"
@@ -181,9 +181,10 @@ Status RegisterStorageHealthMetrics(selfmon::Registry& registry, tsdb::db::DB* d
         }
       });
   if (!s.ok()) return s;
-  s = registry.AddCounterFunc("gpumon_tsdb_wal_write_failures_total",
-                              "WAL writes that failed (the commit they belonged to was lost).",
-                              [health] { return static_cast<double>(health->wal_write_failures()); });
+  s = registry.AddCounterFunc(
+      "gpumon_tsdb_wal_write_failures_total",
+      "WAL writes that failed (the commit they belonged to was lost).",
+      [health] { return static_cast<double>(health->wal_write_failures()); });
   if (!s.ok()) return s;
   s = registry.AddGaugeFunc("gpumon_tsdb_storage_writable",
                             "1 while the last WAL write succeeded, 0 after a failed one.",

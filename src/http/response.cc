@@ -130,13 +130,13 @@ std::string_view ReasonPhrase(int status) {
     case 411:
       return "Length Required";
     case 413:
-      return "Content Too Large";
+      return "Request Entity Too Large";
     case 414:
       return "URI Too Long";
     case 415:
       return "Unsupported Media Type";
     case 416:
-      return "Range Not Satisfiable";
+      return "Requested Range Not Satisfiable";
     case 417:
       return "Expectation Failed";
     case 422:

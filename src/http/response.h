@@ -50,7 +50,9 @@ struct HttpResponse {
   }
 };
 
-// The reason phrase of a status code ("OK", "Not Found", ...; "" if unknown).
+// The reason phrase of a status code in Go's net/http wording, which
+// Prometheus's error messages quote ("OK", "Request Entity Too Large", ...;
+// "" if unknown).
 std::string_view ReasonPhrase(int status);
 
 // A JSON error body in the Prometheus API's shape:

@@ -71,9 +71,9 @@ class Router {
   enum class MatchKind { kFound, kNotFound, kMethodNotAllowed };
   struct Match {
     MatchKind kind = MatchKind::kNotFound;
-    const Route* route = nullptr;     // set when kFound
+    const Route* route = nullptr;  // set when kFound
     std::vector<std::string> captures;
-    std::string allow;                // "GET, POST" when kMethodNotAllowed
+    std::string allow;  // "GET, POST" when kMethodNotAllowed
   };
   Match Find(std::string_view method, std::string_view path) const;
 

@@ -86,7 +86,7 @@ struct ServerLimits {
   std::chrono::milliseconds idle_timeout{120'000};
   std::chrono::milliseconds write_timeout{60'000};
   std::chrono::milliseconds drain_timeout{5'000};
-  size_t max_queued_requests = 8192;  // waiting for a worker; beyond: 503
+  size_t max_queued_requests = 8192;       // waiting for a worker; beyond: 503
   size_t max_queued_authorizations = 256;  // waiting for a slow credential check
   size_t stream_high_water_bytes = 1024 * 1024;
 };

@@ -26,7 +26,7 @@ struct ServerCore {
   const Router router;
   const ServerOptions options;
   WorkerPool pool;
-  WorkerPool auth_pool;  // one thread: the authorize hook's slow checks
+  WorkerPool auth_pool;                            // one thread: the authorize hook's slow checks
   std::unique_ptr<boost::asio::ssl::context> tls;  // set: every connection is TLS
 
   std::atomic<bool> stopping{false};

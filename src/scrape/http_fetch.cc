@@ -15,38 +15,10 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "http/response.h"
+
 namespace gpumon::scrape {
 namespace {
-
-// Reason phrases for the statuses scrapes commonly meet (Go's wording).
-std::string StatusText(int status) {
-  switch (status) {
-    case 301:
-      return "Moved Permanently";
-    case 302:
-      return "Found";
-    case 400:
-      return "Bad Request";
-    case 401:
-      return "Unauthorized";
-    case 403:
-      return "Forbidden";
-    case 404:
-      return "Not Found";
-    case 429:
-      return "Too Many Requests";
-    case 500:
-      return "Internal Server Error";
-    case 502:
-      return "Bad Gateway";
-    case 503:
-      return "Service Unavailable";
-    case 504:
-      return "Gateway Timeout";
-    default:
-      return "";
-  }
-}
 
 // A secret file's content with surrounding whitespace removed, as
 // Prometheus reads password_file and credentials_file.
@@ -277,7 +249,7 @@ Result<FetchResult> Exchange(httplib::Client& client, const Plan& p, const std::
   }
   if (res->status != 200) {
     return Status::Error("server returned HTTP status " + std::to_string(res->status) + " " +
-                         StatusText(res->status));
+                         std::string(http::ReasonPhrase(res->status)));
   }
   out.content_type = res->get_header_value("Content-Type");
   return out;

@@ -75,39 +75,38 @@ bool BasicAuth::VerifyBcrypt(const std::string& password, const std::string& has
   return len == hash.size() && CRYPTO_memcmp(out, hash.data(), len) == 0;
 }
 
-std::optional<bool> BasicAuth::CachedCheck(const std::string& authorization_header) {
+bool BasicAuth::Resolve(const std::string& authorization_header, Attempt* out) const {
   std::string user;
-  std::string password;
-  if (!ParseHeader(authorization_header, &user, &password)) return false;
-  if (password.find('\0') != std::string::npos) return false;
+  if (!ParseHeader(authorization_header, &user, &out->password)) return false;
+  if (out->password.find('\0') != std::string::npos) return false;
   auto it = users_.find(user);
-  const bool known = it != users_.end();
-  const std::string key =
-      CacheKey(user, known ? it->second : std::string(kUnknownUserHash), password);
+  out->known = it != users_.end();
+  out->hash = out->known ? it->second : std::string(kUnknownUserHash);
+  out->key = CacheKey(user, out->hash, out->password);
+  return true;
+}
+
+std::optional<bool> BasicAuth::Cached(const Attempt& attempt) {
   std::lock_guard<std::mutex> lock(cache_mu_);
-  auto hit = cache_.find(key);
+  auto hit = cache_.find(attempt.key);
   if (hit == cache_.end()) return std::nullopt;
-  return hit->second && known;
+  return hit->second && attempt.known;
+}
+
+std::optional<bool> BasicAuth::CachedCheck(const std::string& authorization_header) {
+  Attempt attempt;
+  if (!Resolve(authorization_header, &attempt)) return false;
+  return Cached(attempt);
 }
 
 bool BasicAuth::Check(const std::string& authorization_header) {
-  std::string user;
-  std::string password;
-  if (!ParseHeader(authorization_header, &user, &password)) return false;
-  if (password.find('\0') != std::string::npos) return false;
-  auto it = users_.find(user);
-  const bool known = it != users_.end();
-  const std::string hash = known ? it->second : std::string(kUnknownUserHash);
-  const std::string key = CacheKey(user, hash, password);
-  {
-    std::lock_guard<std::mutex> lock(cache_mu_);
-    auto hit = cache_.find(key);
-    if (hit != cache_.end()) return hit->second && known;
-  }
+  Attempt attempt;
+  if (!Resolve(authorization_header, &attempt)) return false;
+  if (std::optional<bool> cached = Cached(attempt)) return *cached;
   bool ok;
   {
     std::lock_guard<std::mutex> lock(bcrypt_mu_);
-    ok = VerifyBcrypt(password, hash) && known;
+    ok = VerifyBcrypt(attempt.password, attempt.hash) && attempt.known;
   }
   std::lock_guard<std::mutex> lock(cache_mu_);
   if (cache_.size() >= kCacheSize) {
@@ -120,7 +119,7 @@ bool BasicAuth::Check(const std::string& authorization_header) {
       cache_.erase(victim);
     }
   }
-  cache_[key] = ok;
+  cache_[attempt.key] = ok;
   return ok;
 }
 

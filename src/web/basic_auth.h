@@ -43,6 +43,17 @@ class BasicAuth {
   static bool ParseHeader(const std::string& header, std::string* user, std::string* password);
 
  private:
+  // One request's credentials, resolved against the configured users.
+  struct Attempt {
+    std::string password;
+    std::string hash;  // the user's, or the fixed one for unknown users
+    std::string key;   // of the outcome cache
+    bool known = false;
+  };
+  // False when the header is not a usable basic-auth value (never matches).
+  bool Resolve(const std::string& authorization_header, Attempt* out) const;
+  std::optional<bool> Cached(const Attempt& attempt);
+
   std::map<std::string, std::string> users_;
   std::mutex cache_mu_;
   std::unordered_map<std::string, bool> cache_;

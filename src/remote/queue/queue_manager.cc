@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "common/log.h"
+#include "http/response.h"
 #include "remote/write_request.h"
 #include "scrape/relabel.h"
 
@@ -54,23 +55,13 @@ Result<std::string> ReadSecret(const std::string& path) {
   return s.substr(b, s.find_last_not_of(ws) - b + 1);
 }
 
-// Go's wording for the statuses receivers commonly answer.
+// "413 Request Entity Too Large", as Go's resp.Status reads.
 std::string StatusLine(int status) {
-  static const std::map<int, const char*> kText = {
-      {400, "Bad Request"},
-      {401, "Unauthorized"},
-      {403, "Forbidden"},
-      {404, "Not Found"},
-      {413, "Request Entity Too Large"},
-      {415, "Unsupported Media Type"},
-      {429, "Too Many Requests"},
-      {500, "Internal Server Error"},
-      {502, "Bad Gateway"},
-      {503, "Service Unavailable"},
-      {504, "Gateway Timeout"},
-  };
   std::string out = std::to_string(status);
-  if (auto it = kText.find(status); it != kText.end()) out += std::string(" ") + it->second;
+  if (std::string_view text = http::ReasonPhrase(status); !text.empty()) {
+    out += ' ';
+    out += text;
+  }
   return out;
 }
 

@@ -12,8 +12,8 @@
 #include <system_error>
 #include <utility>
 
-#include "tsdb/wal/frame.h"
 #include "common/mmap_file.h"
+#include "tsdb/wal/frame.h"
 #include "tsdb/wal/segment.h"
 
 namespace gpumon::tsdb::wal {
