@@ -76,7 +76,8 @@ TEST(BasicAuthTest, CachedCheckNeverRunsBcrypt) {
   EXPECT_EQ(auth.CachedCheck(Header("alice:wonderland")), std::optional<bool>(true));
   EXPECT_FALSE(auth.Check(Header("alice:nope")));
   EXPECT_EQ(auth.CachedCheck(Header("alice:nope")), std::optional<bool>(false));
-  EXPECT_EQ(auth.CachedCheck("Bearer x"), std::optional<bool>(false));  // malformed: no check needed
+  EXPECT_EQ(auth.CachedCheck("Bearer x"),
+            std::optional<bool>(false));  // malformed: no check needed
 }
 
 TEST(BasicAuthTest, ManyDistinctFailuresKeepWorking) {
