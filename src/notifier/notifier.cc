@@ -287,6 +287,11 @@ void Notifier::Run() {
       backoff_ms = 0;
       continue;
     }
+    if (config_.alertmanagers.empty()) {
+      // Alerting was switched off while the batch was out: nowhere to retry.
+      stats_.dropped += batch.size();
+      continue;
+    }
     // Keep the batch, in order, ahead of what arrived meanwhile.
     queue_.insert(queue_.begin(), std::make_move_iterator(batch.begin()),
                   std::make_move_iterator(batch.end()));
