@@ -390,9 +390,7 @@ TEST(ServerTest, AuthorizeComesBeforeRouting) {
 TEST(ServerTest, DeferredAuthorizationRunsOffTheNetworkThread) {
   ServerOptions o = DefaultOptions();
   o.io_threads = 1;
-  std::mutex mu;
-  std::condition_variable cv;
-  bool release = false;
+  Gate release;
   std::atomic<int> slow_checks{0};
   o.authorize = [&](const HttpRequest& head, bool may_block) {
     const std::string cred = head.Header("Authorization");
@@ -403,8 +401,7 @@ TEST(ServerTest, DeferredAuthorizationRunsOffTheNetworkThread) {
       return defer;
     }
     ++slow_checks;
-    std::unique_lock<std::mutex> lock(mu);
-    cv.wait(lock, [&] { return release; });
+    release.Wait();
     return cred == "slow-ok" ? Authorization{} : Deny();
   };
   TestServer ts(EchoRouter(), o);
@@ -416,11 +413,7 @@ TEST(ServerTest, DeferredAuthorizationRunsOffTheNetworkThread) {
   ASSERT_TRUE(fast.Send(Get("/hello", "Authorization: cached\r\n")));
   ASSERT_TRUE(fast.ReadResponse(&r));
   EXPECT_EQ(r.status, 200);
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    release = true;
-  }
-  cv.notify_all();
+  release.Open();
   ASSERT_TRUE(slow.ReadResponse(&r));
   EXPECT_EQ(r.status, 200);
   RawClient wrong(ts.port());
