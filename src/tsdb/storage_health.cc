@@ -11,19 +11,39 @@ std::optional<FilesystemSpace> SpaceOf(const std::string& dir) {
                          static_cast<uint64_t>(st.f_blocks) * st.f_frsize};
 }
 
+int64_t StorageHealth::SteadyNanos() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+void StorageHealth::set_recovery_hold(std::chrono::nanoseconds hold) {
+  std::lock_guard<std::mutex> lock(mu_);
+  hold_ns_ = hold.count();
+}
+
 void StorageHealth::RecordWalWrite(const Status& status) {
   if (status.ok()) {
     // Fast path for every healthy commit: no lock.
-    if (!writable_.load(std::memory_order_relaxed))
-      writable_.store(true, std::memory_order_release);
+    if (settled_.load(std::memory_order_acquire)) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (ok_since_ns_ < 0) ok_since_ns_ = clock_();
     return;
   }
   wal_failures_.fetch_add(1, std::memory_order_relaxed);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    last_error_ = status.message();
-  }
-  writable_.store(false, std::memory_order_release);
+  std::lock_guard<std::mutex> lock(mu_);
+  last_error_ = status.message();
+  ok_since_ns_ = -1;
+  settled_.store(false, std::memory_order_release);
+}
+
+bool StorageHealth::writable() const {
+  if (settled_.load(std::memory_order_acquire)) return true;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (settled_.load(std::memory_order_relaxed)) return true;
+  if (ok_since_ns_ < 0 || clock_() - ok_since_ns_ < hold_ns_) return false;
+  settled_.store(true, std::memory_order_release);
+  return true;
 }
 
 void StorageHealth::CountFailures(AppendFailure cause, uint64_t samples) {

@@ -147,11 +147,16 @@ class Webhook:
         self.thread.start()
 
     def received(self, status, name):
-        """Instances of `name` alerts in notifications of the given status."""
+        """Instances of `name` alerts notified with the given status.
+
+        The alert's own status counts, not the notification's: when one
+        instance resolves while another still fires, Alertmanager sends the
+        resolved one in a notification whose overall status is "firing", and
+        drops it from the group afterwards."""
         with self.lock:
             return {a["labels"].get("instance") for n in self.notifications
-                    if n.get("status") == status for a in n.get("alerts", [])
-                    if a["labels"].get("alertname") == name}
+                    for a in n.get("alerts", [])
+                    if a.get("status") == status and a["labels"].get("alertname") == name}
 
     def snapshot(self):
         with self.lock:

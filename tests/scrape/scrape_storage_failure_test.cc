@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <string>
 
@@ -46,6 +47,7 @@ size_t StoredSamples(const tsdb::head::Head& head, const std::string& name) {
 
 TEST(ScrapeStorageFailureTest, FailedCommitMarksTheTargetDownWithTheStorageError) {
   tsdb::head::Head head;
+  head.health().set_recovery_hold(std::chrono::nanoseconds(0));  // recovery tested in tsdb/
   FullDiskSink sink;
   head.SetWalSink(&sink);
   Target target;

@@ -15,8 +15,8 @@
 //   than MinValidTime() (data already cut into blocks) are "out of bounds".
 //   Errors name the series and the timestamps. A series' first sample is
 //   accepted at any timestamp (kMinTime included).
-// - health(): rejected and lost samples by cause, and whether the last
-//   WAL write failed (the server's readiness).
+// - health(): rejected and lost samples by cause, and whether WAL writes
+//   currently work (the server's readiness; see storage_health.h).
 // - Commit is all or nothing: it re-validates every buffered sample, logs
 //   new series and the samples to the WalSink (if set), and only then makes
 //   them visible. Commits are serialized; appenders and queriers may run on
@@ -128,8 +128,9 @@ class Head {
   uint64_t SamplesAppended() const { return samples_appended_.load(std::memory_order_relaxed); }
   HeadStats Stats(size_t top_k = 10) const;
   const HeadOptions& options() const { return opts_; }
-  // Append failures by cause and whether the last WAL write worked.
+  // Append failures by cause and whether WAL writes currently work.
   const StorageHealth& health() const { return health_; }
+  StorageHealth& health() { return health_; }
 
   // Samples before this time are rejected as out of bounds (the DB sets it
   // to the end of its newest block; Truncate raises it).

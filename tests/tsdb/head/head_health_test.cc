@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -138,6 +139,7 @@ class FullDiskSink : public WalSink {
 
 TEST(HeadHealthTest, WalWriteFailureFailsTheCommitAndMakesTheHeadUnwritable) {
   Head head;
+  head.health().set_recovery_hold(std::chrono::nanoseconds(0));  // the hold: below
   FullDiskSink sink;
   head.SetWalSink(&sink);
   auto app = head.Appender();
@@ -164,6 +166,39 @@ TEST(HeadHealthTest, WalWriteFailureFailsTheCommitAndMakesTheHeadUnwritable) {
   EXPECT_TRUE(h.writable());
   EXPECT_TRUE(SameSamples(SamplesOf(head, "a"), {{3000, 4}}));
   EXPECT_EQ(h.failures(AppendFailure::kDiskFull), 3u);
+}
+
+TEST(StorageHealthTest, RecoversOnlyAfterWritesSucceedForTheHold) {
+  int64_t now = 1'000'000'000;
+  StorageHealth h([&now] { return now; });
+  h.set_recovery_hold(std::chrono::seconds(10));
+  const Status full = Status::Error("wal: write: No space left on device");
+  EXPECT_TRUE(h.writable());
+  h.RecordWalWrite(Status::Ok());
+  EXPECT_TRUE(h.writable());
+
+  h.RecordWalWrite(full);
+  EXPECT_FALSE(h.writable());
+  // A small record fits on a nearly full disk: not writable yet.
+  now += 1'000'000'000;
+  h.RecordWalWrite(Status::Ok());
+  EXPECT_FALSE(h.writable());
+  now += 9'000'000'000 - 1;
+  EXPECT_FALSE(h.writable());
+  // A failure within the hold starts it over.
+  h.RecordWalWrite(full);
+  now += 1;
+  h.RecordWalWrite(Status::Ok());
+  now += 9'999'999'999;
+  EXPECT_FALSE(h.writable());
+  now += 1;
+  EXPECT_TRUE(h.writable());
+  // Without a write after the failure it never recovers by time alone.
+  h.RecordWalWrite(full);
+  now += 100'000'000'000;
+  EXPECT_FALSE(h.writable());
+  EXPECT_EQ(h.wal_write_failures(), 3u);
+  EXPECT_NE(h.last_write_error().find("No space"), std::string::npos);
 }
 
 TEST(AppendErrorTest, ClassifiesEveryCause) {
