@@ -2,9 +2,11 @@
 # Configures and builds one of gpumon's build trees with CMake + Ninja.
 #
 # Usage: scripts/build.sh [KIND] [NINJA_TARGET...]
-#   KIND     default  build/       RelWithDebInfo, tests and benchmarks (the default)
-#            asan     build-asan/  Debug, AddressSanitizer + UBSan, no benchmarks
-#            fuzz     build-fuzz/  clang, libFuzzer targets only
+#   KIND     default  build/       RelWithDebInfo, tests and benchmarks, the web UI
+#                                  bundled with npm and embedded (the default)
+#            asan     build-asan/  Debug, AddressSanitizer + UBSan, no benchmarks,
+#                                  no web UI (GPUMON_UI=OFF: no npm)
+#            fuzz     build-fuzz/  clang, libFuzzer targets only, no web UI
 #   targets  passed to ninja; when none are given: all targets, or for fuzz
 #            every fuzz_* target
 # Env:   GPUMON_JOBS        parallel jobs (default 2: the CI machine has 2 cores)
@@ -51,12 +53,13 @@ done
 case "$KIND" in
   default)
     DIR=build
-    CMAKE_ARGS+=(-DCMAKE_BUILD_TYPE="${GPUMON_BUILD_TYPE:-RelWithDebInfo}")
+    # Only this tree bundles the web UI (npm ci + esbuild, into build/ui/dist).
+    CMAKE_ARGS+=(-DCMAKE_BUILD_TYPE="${GPUMON_BUILD_TYPE:-RelWithDebInfo}" -DGPUMON_UI=ON)
     ;;
   asan)
     DIR=build-asan
     CMAKE_ARGS+=(-DCMAKE_BUILD_TYPE="${GPUMON_BUILD_TYPE:-Debug}"
-      -DGPUMON_SANITIZE=ON -DGPUMON_TESTS=ON -DGPUMON_BENCH=OFF)
+      -DGPUMON_SANITIZE=ON -DGPUMON_TESTS=ON -DGPUMON_BENCH=OFF -DGPUMON_UI=OFF)
     ;;
   fuzz)
     DIR=build-fuzz
@@ -64,7 +67,7 @@ case "$KIND" in
     # tree from silently staying on gcc.
     CMAKE_ARGS+=(-DCMAKE_BUILD_TYPE="${GPUMON_BUILD_TYPE:-RelWithDebInfo}"
       -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
-      -DGPUMON_FUZZ=ON -DGPUMON_TESTS=OFF -DGPUMON_BENCH=OFF)
+      -DGPUMON_FUZZ=ON -DGPUMON_TESTS=OFF -DGPUMON_BENCH=OFF -DGPUMON_UI=OFF)
     export CC=clang CXX=clang++
     ;;
 esac

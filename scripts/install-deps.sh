@@ -20,7 +20,14 @@ PACKAGES=(
   libcrypt-dev libsnappy-dev libprotobuf-dev protobuf-compiler libboost1.81-dev
   prometheus prometheus-alertmanager victoria-metrics prometheus-node-exporter
   python3 curl ca-certificates wrk
+  nodejs chromium fonts-dejavu-core
 )
+# npm: Debian's package, unless the installed Node.js already brings its own
+# (a Node.js build from elsewhere ships npm inside its nodejs package and
+# conflicts with Debian's npm).
+if ! command -v npm >/dev/null 2>&1; then
+  PACKAGES+=(npm)
+fi
 
 log() { printf 'install-deps: %s\n' "$*" >&2; }
 

@@ -62,5 +62,9 @@ if [ "$HAS_CONFIG" = 0 ] && [ -n "$SIMULATE" ]; then
   printf 'start: simulated GPUs: %s\n' "$SIMULATE" >&2
 fi
 
+UI_HOST=${LISTEN%:*}
+case "$UI_HOST" in "" | 0.0.0.0 | "[::]") UI_HOST=localhost ;; esac
+printf 'start: web UI at http://%s:%s/ (once the server says it is serving)\n' \
+  "$UI_HOST" "${LISTEN##*:}" >&2
 printf 'start: exec build/bin/gpumon %s\n' "${ARGS[*]} $*" >&2
 exec build/bin/gpumon "${ARGS[@]}" "$@"

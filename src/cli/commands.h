@@ -29,6 +29,9 @@ int RunRulesTest(const std::vector<std::string>& args);
 int RunRulesBacktest(const std::vector<std::string>& args);
 // `gpumon rules convert --names dcgm` (dispatched by `gpumon rules`).
 int RunRulesConvert(const std::vector<std::string>& args);
+// `gpumon dashboards check|convert`: Grafana dashboards' PromQL checked, and
+// their dcgm-exporter-named variant (dashboards_command.cc).
+int RunDashboards(const std::vector<std::string>& args);
 
 // A /metrics endpoint rendering `collector`'s snapshot in `scheme`.
 std::unique_ptr<web::MetricsEndpoint> MakeCollectorEndpoint(const gpu::GpuCollector& collector,

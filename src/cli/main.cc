@@ -20,6 +20,7 @@ constexpr const char* kUsage =
     "  tsdb       import OpenMetrics history into a TSDB, inspect its blocks\n"
     "  promqltest run PromQL test scripts (Prometheus's test language)\n"
     "  rules      check and unit-test rule files (promtool's verdicts)\n"
+    "  dashboards check Grafana dashboards' PromQL, convert them to DCGM names\n"
     "  version    print the version\n\n"
     "Run `gpumon <command> --help` for a command's flags.\n";
 
@@ -41,6 +42,7 @@ int main(int argc, char** argv) {
   if (command == "server") return gpumon::cli::RunServer(args);
   if (command == "promqltest") return gpumon::cli::RunPromqlTest(args);
   if (command == "rules") return gpumon::cli::RunRules(args);
+  if (command == "dashboards") return gpumon::cli::RunDashboards(args);
   if (command == "version" || command == "--version") {
     std::cout << "gpumon " << GPUMON_VERSION << "\n";
     return 0;

@@ -28,6 +28,7 @@
 #include "common/log.h"
 #include "notifier/alertmanagers_json.h"
 #include "notifier/notifier.h"
+#include "notifier/silence_source.h"
 #include "promql/engine.h"
 #include "remote/queue/write_storage.h"
 #include "remote/receiver.h"
@@ -50,6 +51,9 @@
 #include "web/api/response.h"
 #include "web/http_server.h"
 #include "web/metrics_endpoint.h"
+#include "web/ui/embedded_assets.h"
+#include "web/ui/silences_route.h"
+#include "web/ui/ui_routes.h"
 #include "web/web_config.h"
 
 namespace gpumon::cli {
@@ -187,7 +191,7 @@ Status RegisterStorageHealthMetrics(selfmon::Registry& registry, tsdb::db::DB* d
       [health] { return static_cast<double>(health->wal_write_failures()); });
   if (!s.ok()) return s;
   s = registry.AddGaugeFunc("gpumon_tsdb_storage_writable",
-                            "1 while the last WAL write succeeded, 0 after a failed one.",
+                            "0 from a failed WAL write until writes have worked for 10 s, else 1.",
                             [health] { return health->writable() ? 1.0 : 0.0; });
   if (!s.ok()) return s;
   const std::string dir = db->dir();
@@ -372,6 +376,8 @@ int RunServer(const std::vector<std::string>& args) {
   // Rules evaluate over the raw data (not the replica-deduplicated view)
   // and hand their alerts to the notifier.
   notifier::Notifier alert_notifier;
+  // The web UI reads the same Alertmanagers' silences.
+  notifier::SilenceSource silences;
   rules::RuleManagerOptions rule_opts;
   rule_opts.engine = &engine;
   rule_opts.queryable = [dbp](int64_t mint, int64_t maxt) { return dbp->NewQuerier(mint, maxt); };
@@ -551,6 +557,7 @@ int RunServer(const std::vector<std::string>& args) {
     if (Status s = alert_notifier.ApplyConfig(c.alerting, c.global.external_labels); !s.ok()) {
       return s.WithContext("alerting");
     }
+    silences.ApplyConfig(c.alerting);
     return Status::Ok();
   };
   if (config) {
@@ -694,10 +701,26 @@ int RunServer(const std::vector<std::string>& args) {
     });
   }
 
+  // The built-in web UI at / (behind the same TLS and basic auth as the
+  // API: the server authorizes every route before routing).
+  web::ui::RegisterSilencesRoute(server.router(), [&silences] { return silences.List(); });
+  web::ui::UiRouteOptions ui_options;
+  if (web_config) {
+    for (const auto& header : web_config->headers) {
+      ui_options.configured_headers.push_back(header.first);
+    }
+  }
+  web::ui::RegisterUiRoutes(server.router(), web::ui::EmbeddedAssets(), std::move(ui_options));
+  if (web::ui::EmbeddedAssets().empty()) {
+    LogWarn("this binary was built without the web UI (-DGPUMON_UI=OFF); / says how to build it");
+  }
+
   Status served = server.Bind();
   if (served.ok()) {
-    LogInfo(std::string("serving the Prometheus API on ") + opts->listen + " (port " +
-            std::to_string(server.port()) + (server.tls() ? ", TLS" : "") + ")");
+    LogInfo(std::string("serving the Prometheus API") +
+            (web::ui::EmbeddedAssets().empty() ? "" : " and the web UI (/)") + " on " +
+            opts->listen + " (port " + std::to_string(server.port()) +
+            (server.tls() ? ", TLS" : "") + ")");
     served = server.Run();
   }
   finish();

@@ -188,16 +188,19 @@ class Process:
                           f"(last: {last})\n{self.describe()}")
 
 
-def start_on_free_port(make_argv, ready_path, name, env=None, ready_timeout=30.0):
+def start_on_free_port(make_argv, ready_path, name, env=None, ready_timeout=30.0,
+                       expect_status=200):
     """Starts make_argv(port) on a free loopback port and waits until
-    ready_path answers 200. Another process may take the port between our
+    ready_path answers expect_status (401 for a server behind basic auth
+    probed without credentials). Another process may take the port between our
     probe and the server's bind, so a start that fails with "address already
     in use" is retried on a new port. Returns (process, port)."""
     for attempt in range(3):
         port = free_port()
         proc = Process(make_argv(port), env=env, name=name)
         try:
-            proc.wait_http(f"http://127.0.0.1:{port}{ready_path}", timeout=ready_timeout)
+            proc.wait_http(f"http://127.0.0.1:{port}{ready_path}", timeout=ready_timeout,
+                           expect_status=expect_status)
             return proc, port
         except TestFailure:
             proc.stop()

@@ -1,0 +1,1 @@
+"""The source of gpumon's Grafana dashboards (see dashboards/generate.py)."""

@@ -1,0 +1,24 @@
+#include "web/ui/security_headers.h"
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+namespace gpumon::web::ui {
+
+void SetUiSecurityHeaders(http::HttpResponse& res, std::span<const std::string> keep) {
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 4> kHeaders{{
+      {"Content-Security-Policy", kContentSecurityPolicy},
+      {"X-Content-Type-Options", "nosniff"},
+      {"X-Frame-Options", "DENY"},
+      {"Referrer-Policy", "same-origin"},
+  }};
+  for (const auto& [name, value] : kHeaders) {
+    const bool configured = std::any_of(keep.begin(), keep.end(), [&](const std::string& k) {
+      return http::EqualsIgnoreCase(k, name);
+    });
+    if (!configured) res.SetHeader(std::string(name), std::string(value));
+  }
+}
+
+}  // namespace gpumon::web::ui
