@@ -20,6 +20,7 @@
 
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "cli/http_request_recorder.h"
 #include "cli/http_server_metrics.h"
 #include "cli/local_collection.h"
 #include "cli/runtime.h"
@@ -289,6 +290,11 @@ int RunServer(const std::vector<std::string>& args) {
   // threads: TLS handshakes run there.
   web::HttpServerOptions http_opts{.threads = std::min(opts->engine.max_concurrent, 256) + 8,
                                    .io_threads = 2};
+  // Per-route request counts and durations, once the metrics exist (below).
+  auto http_requests = std::make_shared<HttpRequestRecorder>();
+  http_opts.observe_request = [http_requests](std::string_view route, int status, double seconds) {
+    http_requests->Record(route, status, seconds);
+  };
   http_opts.limits.max_connections = static_cast<size_t>(opts->max_connections);
   http_opts.limits.body_timeout = std::chrono::milliseconds(opts->read_timeout_ms);
   http_opts.limits.idle_timeout = std::chrono::milliseconds(opts->read_timeout_ms);
@@ -490,6 +496,9 @@ int RunServer(const std::vector<std::string>& args) {
     return 1;
   }
   backend.set_metrics(server_metrics->get());
+  // Detached before server_metrics is destroyed: handlers may outlive Run().
+  const HttpRequestRecorder::AttachedScope http_requests_recorded(*http_requests,
+                                                                  server_metrics->get());
   if (Status s = RegisterStorageHealthMetrics(registry, dbp); !s.ok()) {
     LogWarn("storage health metrics: " + s.message());
   }

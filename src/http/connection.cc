@@ -2,6 +2,7 @@
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
+#include <chrono>
 #include <cstring>
 #include <exception>
 
@@ -78,6 +79,25 @@ HttpResponse Invoke(const Route& route, const HttpRequest& req) {
   SetJsonError(err, 500, "internal", "internal server error");
   return err;
 }
+
+// Reports a handled request to ServerOptions::observe_request, if set.
+class RequestTimer {
+ public:
+  RequestTimer(const ServerOptions& options, const Route& route)
+      : observe_(&options.observe_request),
+        route_(&route),
+        start_(std::chrono::steady_clock::now()) {}
+  void Done(int status) const {
+    if (!*observe_) return;
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start_;
+    (*observe_)(route_->pattern, status, took.count());
+  }
+
+ private:
+  const std::function<void(std::string_view, int, double)>* observe_;
+  const Route* route_;
+  std::chrono::steady_clock::time_point start_;
+};
 
 void RunProducer(const BodyProducer& producer, StreamState& state, const std::string& what) {
   bool ok = false;
@@ -444,10 +464,13 @@ void Connection::Dispatch(std::shared_ptr<HttpRequest> req) {
   const Route* route = route_;
   const bool head = head_request_;
   const std::string what = req->method + " " + req->path;
+  const RequestTimer timer(core_->options, *route);
   if (route->options.run_inline) {
     HttpResponse res = Invoke(*route, *req);
+    const int status = res.status;
     if (!res.stream || head) {
       StartResponse(std::move(res), nullptr, false);
+      timer.Done(status);
       return;
     }
     // The producer may block on back-pressure: never on this thread.
@@ -455,20 +478,24 @@ void Connection::Dispatch(std::shared_ptr<HttpRequest> req) {
     BodyProducer producer = std::move(res.stream);
     res.stream = nullptr;
     StartResponse(std::move(res), state, false);
-    if (!core_->pool.TryPost([state, producer = std::move(producer), what] {
+    if (!core_->pool.TryPost([state, producer = std::move(producer), what, timer, status] {
           RunProducer(producer, *state, what);
+          timer.Done(status);
         })) {
       state->Finish(false);
+      timer.Done(status);
     }
     return;
   }
   auto self = shared_from_this();
-  const bool posted = core_->pool.TryPost([self, req, route, head, what] {
+  const bool posted = core_->pool.TryPost([self, req, route, head, what, timer] {
     HttpResponse res = Invoke(*route, *req);
+    const int status = res.status;
     if (!res.stream || head) {
       asio::post(self->ex_, [self, res = std::move(res)]() mutable {
         self->StartResponse(std::move(res), nullptr, false);
       });
+      timer.Done(status);
       return;
     }
     auto state = self->MakeStream();
@@ -478,6 +505,7 @@ void Connection::Dispatch(std::shared_ptr<HttpRequest> req) {
       self->StartResponse(std::move(res), state, false);
     });
     RunProducer(producer, *state, what);
+    timer.Done(status);
   });
   if (!posted)
     RespondError(503, "unavailable", "server overloaded: too many queued requests", false);

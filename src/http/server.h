@@ -69,6 +69,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "common/status.h"
 #include "http/router.h"
@@ -113,6 +114,13 @@ struct ServerOptions {
   // Set: TLS. Called once by Bind() with the server's SSL_CTX to load
   // certificates and policy; an error fails Bind().
   std::function<Status(SSL_CTX* ctx)> configure_tls;
+  // Set: called once for every request a route's handler answered, on the
+  // thread that finished it, with the route's pattern (not the path, so
+  // the label set stays bounded), the status sent and the seconds from
+  // dispatch until the handler returned, or, for a streamed body, until the
+  // stream ended. Requests the server refused itself (404, 405, limits,
+  // authentication) are counted in ServerStats instead. Must not block.
+  std::function<void(std::string_view route, int status, double seconds)> observe_request;
 };
 
 // Counters for self-monitoring (gpumon_http_* metrics).

@@ -48,9 +48,9 @@ class SilenceSource {
       const std::string& url, const scrape::HttpClientConfig& http, int64_t timeout_ms)>;
 
   struct Options {
-    int64_t cache_ms = 5 * 1000;
-    int64_t timeout_ms = 3 * 1000;  // a page waits for this at most
-    Fetch fetch;                    // empty: scrape::HttpFetchWith
+    int64_t cache_ms = 5'000;
+    int64_t timeout_ms = 3'000;  // a page waits for this at most
+    Fetch fetch;                 // empty: scrape::HttpFetchWith
   };
 
   SilenceSource();

@@ -323,11 +323,11 @@ Result<std::unique_ptr<ServerMetrics>> RegisterServerMetrics(Registry& registry,
   m->query_duration_ = b.Keep(registry.AddHistogram("gpumon_engine_query_duration_seconds",
                                                     "Time to evaluate a PromQL query, by type.",
                                                     {"type"}, query_buckets));
-  m->http_requests_ = b.Keep(registry.AddCounter("gpumon_http_requests_total",
-                                                 "HTTP API requests by handler and status code.",
-                                                 {"handler", "code"}));
+  m->http_requests_ = b.Keep(registry.AddCounter(
+      "gpumon_http_requests_total", "HTTP requests a route answered, by handler and status code.",
+      {"handler", "code"}));
   m->http_duration_ = b.Keep(registry.AddHistogram(
-      "gpumon_http_request_duration_seconds", "Time to answer an HTTP API request, by handler.",
+      "gpumon_http_request_duration_seconds", "Time to answer an HTTP request, by handler.",
       {"handler"}, {0.1, 0.2, 0.4, 1, 3, 8, 20, 60, 120}));
   if (!b.status().ok()) return b.status();
 

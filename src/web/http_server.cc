@@ -52,6 +52,7 @@ HttpServer::HttpServer(HttpServerOptions options, std::optional<WebConfig> web) 
   options_.io_threads = options.io_threads;
   options_.worker_threads = options.threads;
   options_.limits = options.limits;
+  options_.observe_request = std::move(options.observe_request);
   if (!web) return;
   if (web->tls.enabled()) {
     tls_ = true;

@@ -25,10 +25,12 @@
 // - Stats() is the server's counters (zero before Bind()).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "common/status.h"
@@ -53,6 +55,8 @@ struct HttpServerOptions {
   // new credentials are checked on the server's authorization thread).
   int io_threads = 1;
   http::ServerLimits limits{};
+  // Each request a route answered (http::ServerOptions::observe_request).
+  std::function<void(std::string_view route, int status, double seconds)> observe_request{};
 };
 
 class HttpServer {

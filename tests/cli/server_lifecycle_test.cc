@@ -10,8 +10,10 @@
 #include <sstream>
 #include <thread>
 
+#include "cli/http_request_recorder.h"
 #include "cli/http_server_metrics.h"
 #include "cli/shutdown_watchdog.h"
+#include "selfmon/server_metrics.h"
 
 namespace gpumon::cli {
 namespace {
@@ -76,6 +78,71 @@ TEST(HttpServerMetricsTest, ReportTheServersCounters) {
   }
   // A second registration collides instead of silently doubling.
   EXPECT_FALSE(RegisterHttpServerMetrics(registry, server).ok());
+}
+
+TEST(HttpRequestRecorderTest, HandlerLabelsAreBounded) {
+  EXPECT_EQ(HandlerLabel("/api/v1/query"), "/api/v1/query");
+  EXPECT_EQ(HandlerLabel(R"(/api/v1/label/([^/]+)/values)"), "/api/v1/label/*/values");
+  EXPECT_EQ(HandlerLabel("/assets/(.+)"), "/assets/*");
+  EXPECT_EQ(HandlerLabel(R"(/a/((x)|(y))/b\.c)"), "/a/*/b.c");
+}
+
+// Every request a route answers is counted by handler and code and timed,
+// streamed bodies included; nothing is recorded before the metrics are
+// attached or after they are detached.
+TEST(HttpRequestRecorderTest, CountsAndTimesEveryRoutedRequest) {
+  auto recorder = std::make_shared<HttpRequestRecorder>();
+  web::HttpServerOptions options{.threads = 2};
+  options.observe_request = [recorder](std::string_view route, int status, double seconds) {
+    recorder->Record(route, status, seconds);
+  };
+  web::HttpServer server(options);
+  server.router().Get("/ok", [](const http::HttpRequest&, http::HttpResponse& res) {
+    res.SetContent("ok", "text/plain");
+  });
+  server.router().Get(R"(/items/(\d+))", [](const http::HttpRequest&, http::HttpResponse& res) {
+    res.status = 422;
+    res.SetContent("no", "text/plain");
+  });
+  server.router().Get("/stream", [](const http::HttpRequest&, http::HttpResponse& res) {
+    res.Stream("text/plain",
+               [](const http::BodyWriter& write) { return write("a", 1) && write("b", 1); });
+  });
+  ASSERT_TRUE(server.Bind("127.0.0.1:0").ok());
+  std::thread serving([&] { (void)server.Run(); });
+  httplib::Client client("127.0.0.1", server.port());
+  ASSERT_TRUE(client.Get("/ok"));  // before the metrics exist: not recorded
+
+  selfmon::Registry registry;
+  auto metrics = selfmon::RegisterServerMetrics(registry, {});
+  ASSERT_TRUE(metrics.ok()) << metrics.status().message();
+  std::map<std::string, double> s;
+  {
+    const HttpRequestRecorder::AttachedScope attached(*recorder, metrics->get());
+    for (int i = 0; i < 2; ++i) ASSERT_TRUE(client.Get("/ok"));
+    ASSERT_TRUE(client.Get("/items/7"));
+    auto streamed = client.Get("/stream");
+    ASSERT_TRUE(streamed);
+    EXPECT_EQ(streamed->body, "ab");
+    ASSERT_TRUE(client.Get("/missing"));  // the server's own 404: not a route's
+    // The server counts a request once its handler (or stream) finished,
+    // which may be just after the client has read the answer.
+    for (int i = 0; i < 200; ++i) {
+      s = Samples(registry.Render());
+      if (s["gpumon_http_requests_total{handler=\"/stream\",code=\"200\"}"] == 1) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  ASSERT_TRUE(client.Get("/ok"));  // detached: not recorded
+  const auto after = Samples(registry.Render());
+  server.Stop();
+  serving.join();
+  EXPECT_EQ(s["gpumon_http_requests_total{handler=\"/ok\",code=\"200\"}"], 2);
+  EXPECT_EQ(s["gpumon_http_requests_total{handler=\"/items/*\",code=\"422\"}"], 1);
+  EXPECT_EQ(s["gpumon_http_requests_total{handler=\"/stream\",code=\"200\"}"], 1);
+  EXPECT_EQ(s["gpumon_http_request_duration_seconds_count{handler=\"/ok\"}"], 2);
+  EXPECT_EQ(s.count("gpumon_http_requests_total{handler=\"/missing\",code=\"404\"}"), 0u);
+  EXPECT_EQ(after.at("gpumon_http_requests_total{handler=\"/ok\",code=\"200\"}"), 2);
 }
 
 }  // namespace

@@ -45,6 +45,21 @@ test("grouping by cluster puts rows under their cluster, unlabelled ones apart",
   ]);
 });
 
+test("grouping by rack reads the rack label; node grouping has one unnamed group", () => {
+  const samples = [
+    v({ __name__: "gpu_info", hostname: "a", gpu: "0", cluster: "east", rack: "r2" }, 1),
+    v({ __name__: "gpu_info", hostname: "b", gpu: "0", cluster: "east", rack: "r1" }, 1),
+    v({ __name__: "gpu_info", hostname: "c", gpu: "0", cluster: "west", rack: "r1" }, 1),
+  ];
+  const racks = heatmapModel(samples, SIGNALS.utilization, "rack", links);
+  assert.deepEqual(racks.groups.map((g) => [g.name, g.rows.map((r) => r.node)]), [
+    ["Rack r1", ["b", "c"]],
+    ["Rack r2", ["a"]],
+  ]);
+  const nodes = heatmapModel(samples, SIGNALS.utilization, "node", links);
+  assert.deepEqual(nodes.groups.map((g) => [g.name, g.rows.length]), [[null, 3]]);
+});
+
 test("row labels drop the shared prefix at a word boundary", () => {
   const short = shortNodeNames(["sim-node-0017", "sim-node-0002"]);
   assert.equal(short.get("sim-node-0017"), "0017");

@@ -13,11 +13,12 @@ void SetUiSecurityHeaders(http::HttpResponse& res, std::span<const std::string> 
       {"X-Frame-Options", "DENY"},
       {"Referrer-Policy", "same-origin"},
   }};
-  for (const auto& [name, value] : kHeaders) {
-    const bool configured = std::any_of(keep.begin(), keep.end(), [&](const std::string& k) {
+  for (const auto& header : kHeaders) {
+    const std::string_view name = header.first;
+    const bool configured = std::any_of(keep.begin(), keep.end(), [name](const std::string& k) {
       return http::EqualsIgnoreCase(k, name);
     });
-    if (!configured) res.SetHeader(std::string(name), std::string(value));
+    if (!configured) res.SetHeader(std::string(name), std::string(header.second));
   }
 }
 

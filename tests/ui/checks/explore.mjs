@@ -2,7 +2,10 @@
 // autocompletion (the metric names come from the server), accepting it and
 // running the query shows one table row per series the API returns, the
 // graph tab draws a chart (stacked on request), and the query, tab and
-// display live in the URL (a reload shows the same).
+// display live in the URL (a reload shows the same). A histogram (the
+// server's own query durations, which it stores as job="gpumon" every
+// 15 s once a query was observed) shows as a heatmap with one row per
+// bucket bound.
 import { eventually, expect } from '../lib/expect.mjs';
 import { withUi } from '../lib/ui_page.mjs';
 
@@ -64,6 +67,30 @@ export const EXPLORE_CHECKS = [
         await resultRows(page, want);
         await page.click('[data-testid=tab-graph]');
         await page.waitForSelector('[data-testid=display-stacked][aria-pressed=true]', { timeout: 10000 });
+      });
+    },
+  },
+  {
+    name: 'explore-histogram-heatmap',
+    // The first stored sample of the histogram comes with the server's
+    // second self-scrape, up to 30 s in: wait beside the other checks.
+    waitsForData: true,
+    async run(ctx) {
+      const server = ctx.fixture.main;
+      const expr = 'sum by (le) (gpumon_engine_query_duration_seconds_bucket{job="gpumon"})';
+      const bounds = await eventually(async () => {
+        const n = (await server.api.query(expr)).length;
+        return n > 1 ? n : undefined;
+      }, { timeoutMs: 60000, intervalMs: 1000, describe: () => `the API never returned bucket series for ${expr}` });
+      const path = `/explore?expr=${encodeURIComponent(expr)}&tab=graph&display=heatmap&from=now-5m&to=now`;
+      await withUi(ctx, server, path, 'explore', async (ui) => {
+        const { page } = ui;
+        const el = await page.waitForSelector('[data-testid=histogram-heatmap][data-buckets]', { timeout: 10000 });
+        const shown = Number(await el.getAttribute('data-buckets'));
+        // The range query may see a bucket bound the instant query did not yet (never fewer).
+        expect(shown >= bounds, `the heatmap has ${shown} bucket rows, the API ${bounds} bucket series`);
+        await page.waitForSelector('[data-testid=histogram-heatmap] canvas', { timeout: 10000 });
+        await page.screenshot({ path: `${ctx.artifacts}/explore-histogram-heatmap.png`, fullPage: true });
       });
     },
   },

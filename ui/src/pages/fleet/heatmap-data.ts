@@ -5,8 +5,9 @@
  * series with `__name__` are a GPU's metric values, series with `alertname`
  * and no `__name__` its firing alerts. Every GPU seen in any series gets a
  * cell (a GPU without the signal reads nodata). Rows are nodes in natural
- * order; with grouping `cluster` they sit under one heading per cluster
- * (GPUs without the label under "(no cluster)"). Columns are the GPU indexes
+ * order; with grouping `cluster` or `rack` they sit under one heading per
+ * value of that label (GPUs without it under one "No <label> label"
+ * heading). Columns are the GPU indexes
  * seen, in numeric order. Links come from `links` so the page decides how
  * they keep the time range.
  */
@@ -16,7 +17,10 @@ import { type Level, levelOfSeverity, levelRank, worstLevel } from "../../gpu/le
 import { type FleetSignal, formatSignalValue } from "../../gpu/signals.ts";
 import { compareGpuIndex, compareNode, gpuKey } from "../../gpu/series.ts";
 
-export type Grouping = "node" | "cluster";
+export type Grouping = "node" | GroupLabel;
+/** Labels the rows can be grouped by (target labels of the scrape config). */
+export type GroupLabel = "cluster" | "rack";
+export const GROUP_LABELS: readonly GroupLabel[] = ["cluster", "rack"];
 
 export interface HeatmapLinks {
   gpu(node: string, gpu: string): string;
@@ -26,7 +30,7 @@ export interface HeatmapLinks {
 interface GpuValues {
   node: string;
   gpu: string;
-  cluster: string | null;
+  groups: Partial<Record<GroupLabel, string>>;
   values: Map<string, number>;
   alerts: { name: string; level: Level; severity: string }[];
 }
@@ -48,10 +52,10 @@ function collect(samples: readonly VectorSample[]): Map<string, GpuValues> {
     const key = gpuKey(node, gpu);
     let g = out.get(key);
     if (!g) {
-      g = { node, gpu, cluster: null, values: new Map(), alerts: [] };
+      g = { node, gpu, groups: {}, values: new Map(), alerts: [] };
       out.set(key, g);
     }
-    g.cluster ??= s.metric["cluster"] ?? null;
+    for (const label of GROUP_LABELS) g.groups[label] ??= s.metric[label];
     const name = s.metric["__name__"];
     const alertname = s.metric["alertname"];
     if (name === undefined && alertname !== undefined) {
@@ -113,6 +117,12 @@ export function shortNodeNames(nodes: readonly string[]): Map<string, string> {
   return out;
 }
 
+function groupHeading(grouping: Grouping, name: string): string | null {
+  if (grouping === "node") return null;
+  const title = grouping === "cluster" ? "Cluster" : "Rack";
+  return name === "" ? `No ${grouping} label` : `${title} ${name}`;
+}
+
 export function heatmapModel(
   samples: readonly VectorSample[],
   signal: FleetSignal,
@@ -124,7 +134,8 @@ export function heatmapModel(
   const counts: Record<Level, number> = { ok: 0, warning: 0, critical: 0, nodata: 0 };
   const groupsByName = new Map<string, Map<string, Map<string, HeatmapCell>>>();
   for (const g of gpus.values()) {
-    const groupName = grouping === "cluster" ? (g.cluster ?? "(no cluster)") : "";
+    // "" sorts first: the GPUs without the label, or the one group of "node".
+    const groupName = grouping === "node" ? "" : (g.groups[grouping] ?? "");
     let rows = groupsByName.get(groupName);
     if (!rows) groupsByName.set(groupName, (rows = new Map()));
     let cells = rows.get(g.node);
@@ -142,7 +153,7 @@ export function heatmapModel(
       href: links.node(node),
       cells: rows.get(node) as Map<string, HeatmapCell>,
     }));
-    return { name: grouping === "cluster" ? (name === "(no cluster)" ? "No cluster label" : `Cluster ${name}`) : null, rows: rowList };
+    return { name: groupHeading(grouping, name), rows: rowList };
   });
   return { groups, columns, counts, total: gpus.size };
 }

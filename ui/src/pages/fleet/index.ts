@@ -3,7 +3,7 @@
  *
  * Contract:
  * - Page params: `signal` (utilization, temperature, memory_temperature,
- *   power, memory_used; default temperature) and `group` (node, cluster;
+ *   power, memory_used; default temperature) and `group` (node, cluster, rack;
  *   default node), both in the URL through the state store.
  * - Three panels, each ONE instant query at the end of the time range
  *   (queries.ts): `summary` (stat tiles `[data-testid=stat-<name>]`),
@@ -28,7 +28,7 @@ import { DEFAULT_SIGNAL, SIGNALS, SIGNAL_IDS, isSignalId, type FleetSignal } fro
 import { heatmapQuery, summaryQuery, worstQuery } from "./queries.ts";
 import { readSummary, renderTiles, tilesOf } from "./summary.ts";
 import { rankWorst, renderWorst } from "./worst-gpus.ts";
-import { heatmapModel, type Grouping } from "./heatmap-data.ts";
+import { GROUP_LABELS, heatmapModel, type Grouping } from "./heatmap-data.ts";
 import "../../gpu/levels.css";
 import "./fleet.css";
 
@@ -41,7 +41,8 @@ function signalOf(state: AppState): FleetSignal {
 }
 
 function groupingOf(state: AppState): Grouping {
-  return state.params["group"] === "cluster" ? "cluster" : "node";
+  const group = state.params["group"];
+  return GROUP_LABELS.find((label) => label === group) ?? "node";
 }
 
 function sameVars(a: AppState, b: AppState): boolean {
@@ -85,6 +86,7 @@ class FleetPage implements Page {
       },
       h("option", { value: "node" }, "Nodes"),
       h("option", { value: "cluster" }, "Clusters"),
+      h("option", { value: "rack" }, "Racks"),
     );
     this.syncControls();
 

@@ -5,7 +5,7 @@
  * Contract (pure functions of the selector and the range):
  * - `heatmapQuery` returns, per GPU, each metric the signal needs plus
  *   gpu_info/gpu_lost (so a GPU without the signal still gets a cell) as
- *   `max by (__name__, hostname, gpu, cluster)` — labels trimmed to what the
+ *   `max by (__name__, hostname, gpu, cluster, rack)` — labels trimmed to what the
  *   cell needs, which keeps the answer small for thousands of GPUs — and the
  *   firing alerts per GPU (series with `alertname` and no `__name__`).
  * - `summaryQuery` returns every stat tile's numbers in one vector, each
@@ -27,7 +27,7 @@ import { matcher, withMatchers } from "../../core/promql.ts";
 export const PREDICTION_ALERTS = ["GpuMemoryTemperatureSlowdownPredicted", "GpuTemperatureSlowdownPredicted"];
 
 /** Labels a heatmap cell needs; everything else is dropped server-side. */
-const CELL_LABELS = "hostname, gpu, cluster";
+const CELL_LABELS = "hostname, gpu, cluster, rack";
 
 /** Up to this range, range functions read every raw sample. */
 const RAW_WINDOW_MAX_SECONDS = 6 * 3600;
