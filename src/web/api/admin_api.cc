@@ -27,19 +27,8 @@ ApiResponse AdminApi::DeleteSeries(const Params& p) {
   if (match.empty()) {
     return ApiResponse::Failure({ErrorKind::kBadData, "no match[] parameter provided"});
   }
-  int64_t range[2] = {kMinTimeMs, kMaxTimeMs};
-  const char* names[2] = {"start", "end"};
-  for (int i = 0; i < 2; ++i) {
-    std::string v = p.Get(names[i]);
-    if (v.empty()) continue;
-    auto t = ParseTime(v);
-    if (!t.ok()) {
-      return ApiResponse::Failure(InvalidParam(
-          names[i],
-          std::string("invalid time value for '") + names[i] + "': " + t.status().message()));
-    }
-    range[i] = *t;
-  }
+  TimeRangeParams range;
+  if (auto err = ParseTimeRangeParams(p, &range)) return ApiResponse::Failure(*err);
   // All selectors are parsed before anything is deleted.
   std::vector<std::vector<tsdb::Matcher>> sets;
   for (const auto& text : match) {
@@ -48,7 +37,7 @@ ApiResponse AdminApi::DeleteSeries(const Params& p) {
     sets.push_back(std::move(ms).value());
   }
   for (const auto& ms : sets) {
-    if (Status s = backend_.DeleteSeries(ms, range[0], range[1]); !s.ok()) {
+    if (Status s = backend_.DeleteSeries(ms, range.start, range.end); !s.ok()) {
       return ApiResponse::Failure({ErrorKind::kInternal, s.message()});
     }
   }

@@ -237,4 +237,19 @@ std::string FormatRfc3339(int64_t ms) {
   return buf;
 }
 
+std::optional<ApiError> ParseTimeRangeParams(const Params& p, TimeRangeParams* range) {
+  for (auto [name, out] : {std::pair<const char*, int64_t*>{"start", &range->start},
+                           std::pair<const char*, int64_t*>{"end", &range->end}}) {
+    const std::string v = p.Get(name);
+    if (v.empty()) continue;
+    auto t = ParseTime(v);
+    if (!t.ok()) {
+      return InvalidParam(
+          name, std::string("invalid time value for '") + name + "': " + t.status().message());
+    }
+    *out = *t;
+  }
+  return std::nullopt;
+}
+
 }  // namespace gpumon::web::api

@@ -15,12 +15,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "common/status.h"
+#include "web/api/api_error.h"
 
 namespace gpumon::web::api {
 
@@ -58,6 +60,16 @@ Result<int64_t> ParseTime(std::string_view s);
 Result<int64_t> ParseDuration(std::string_view s);
 // "" → 0 (no limit); negative or non-numeric values are errors.
 Result<int64_t> ParseLimit(std::string_view s);
+
+// The optional `start` and `end` parameters of the endpoints that take a
+// time range (series, labels, delete_series, the UI's silences): each one
+// present replaces its default (kMinTimeMs, kMaxTimeMs); an unreadable one is
+// a bad_data error naming it, as Prometheus words it. Order is not checked.
+struct TimeRangeParams {
+  int64_t start = kMinTimeMs;
+  int64_t end = kMaxTimeMs;
+};
+std::optional<ApiError> ParseTimeRangeParams(const Params& p, TimeRangeParams* range);
 
 // RFC 3339 rendering of a millisecond time ("2024-01-02T03:04:05.678Z").
 std::string FormatRfc3339(int64_t ms);

@@ -12,26 +12,6 @@ namespace {
 
 using MatcherSets = std::vector<std::vector<tsdb::Matcher>>;
 
-struct TimeRange {
-  int64_t start = kMinTimeMs;
-  int64_t end = kMaxTimeMs;
-};
-
-std::optional<ApiError> ParseRange(const Params& p, TimeRange* r) {
-  for (auto [name, out] : {std::pair<const char*, int64_t*>{"start", &r->start},
-                           std::pair<const char*, int64_t*>{"end", &r->end}}) {
-    std::string v = p.Get(name);
-    if (v.empty()) continue;
-    auto t = ParseTime(v);
-    if (!t.ok()) {
-      return InvalidParam(
-          name, std::string("invalid time value for '") + name + "': " + t.status().message());
-    }
-    *out = *t;
-  }
-  return std::nullopt;
-}
-
 // Parses every match[]; fails with the parser's message or Prometheus's
 // "non-empty matcher" message.
 Result<MatcherSets> ParseMatchers(const std::vector<std::string>& texts) {
@@ -79,8 +59,8 @@ ApiResponse SeriesApi::Series(const Params& p) {
     return ApiResponse::Failure({ErrorKind::kBadData, "no match[] parameter provided"});
   auto limit = ParseLimit(p.Get("limit"));
   if (!limit.ok()) return ApiResponse::Failure(InvalidParam("limit", limit.status().message()));
-  TimeRange range;
-  if (auto err = ParseRange(p, &range)) return ApiResponse::Failure(*err);
+  TimeRangeParams range;
+  if (auto err = ParseTimeRangeParams(p, &range)) return ApiResponse::Failure(*err);
   auto sets = ParseMatchers(match);
   if (!sets.ok()) return ApiResponse::Failure(InvalidParam("match[]", sets.status().message()));
 
@@ -133,8 +113,8 @@ ApiResponse SeriesApi::Series(const Params& p) {
 ApiResponse SeriesApi::LabelNames(const Params& p) {
   auto limit = ParseLimit(p.Get("limit"));
   if (!limit.ok()) return ApiResponse::Failure(InvalidParam("limit", limit.status().message()));
-  TimeRange range;
-  if (auto err = ParseRange(p, &range)) return ApiResponse::Failure(*err);
+  TimeRangeParams range;
+  if (auto err = ParseTimeRangeParams(p, &range)) return ApiResponse::Failure(*err);
   auto sets = ParseMatchers(p.GetAll("match[]"));
   if (!sets.ok()) return ApiResponse::Failure({ErrorKind::kBadData, sets.status().message()});
   auto q = backend_.Querier(range.start, range.end);
@@ -155,8 +135,8 @@ ApiResponse SeriesApi::LabelValues(const std::string& name, const Params& p) {
   }
   auto limit = ParseLimit(p.Get("limit"));
   if (!limit.ok()) return ApiResponse::Failure(InvalidParam("limit", limit.status().message()));
-  TimeRange range;
-  if (auto err = ParseRange(p, &range)) return ApiResponse::Failure(*err);
+  TimeRangeParams range;
+  if (auto err = ParseTimeRangeParams(p, &range)) return ApiResponse::Failure(*err);
   auto sets = ParseMatchers(p.GetAll("match[]"));
   if (!sets.ok()) return ApiResponse::Failure({ErrorKind::kBadData, sets.status().message()});
   auto q = backend_.Querier(range.start, range.end);

@@ -56,21 +56,12 @@ bool WriteSilence(api::JsonWriter& w, const notifier::Silence& s) {
   return w.EndObject();
 }
 
-// The time parameter `name`, or `fallback` when absent.
-Result<int64_t> TimeParam(const api::Params& params, const char* name, int64_t fallback) {
-  if (!params.Has(name) || params.Get(name).empty()) return fallback;
-  return api::ParseTime(params.Get(name));
-}
-
 ApiResponse Silences(const http::HttpRequest& req,
                      const std::function<notifier::SilenceList()>& source) {
   const api::Params params = api::ParamsOf(req);
-  auto start = TimeParam(params, "start", api::kMinTimeMs);
-  if (!start.ok())
-    return ApiResponse::Failure(api::InvalidParam("start", start.status().message()));
-  auto end = TimeParam(params, "end", api::kMaxTimeMs);
-  if (!end.ok()) return ApiResponse::Failure(api::InvalidParam("end", end.status().message()));
-  if (*end < *start) {
+  api::TimeRangeParams range;
+  if (auto err = api::ParseTimeRangeParams(params, &range)) return ApiResponse::Failure(*err);
+  if (range.end < range.start) {
     return ApiResponse::Failure(
         api::InvalidParam("end", "end timestamp must not be before start time"));
   }
@@ -85,7 +76,7 @@ ApiResponse Silences(const http::HttpRequest& req,
                          "\", endsAt \"" + s.ends_at + "\"); not listed");
       continue;
     }
-    if (*from<*end&& * to> * start) listed->push_back({*from, std::move(s)});
+    if (*from<range.end&& * to> range.start) listed->push_back({*from, std::move(s)});
   }
   std::sort(listed->begin(), listed->end(), [](const Listed& a, const Listed& b) {
     return a.starts_at_ms != b.starts_at_ms ? a.starts_at_ms < b.starts_at_ms
