@@ -19,7 +19,8 @@ PACKAGES=(
   libcpp-httplib-dev libyaml-cpp-dev zlib1g-dev libssl-dev libbrotli-dev libre2-dev rapidjson-dev
   libcrypt-dev libsnappy-dev libprotobuf-dev protobuf-compiler libboost1.81-dev
   prometheus prometheus-alertmanager victoria-metrics prometheus-node-exporter
-  python3 curl ca-certificates wrk
+  python3 python3-torch curl ca-certificates wrk
+  python3-venv python3-pip python3-setuptools python3-prometheus-client
   nodejs chromium fonts-dejavu-core
 )
 # npm: Debian's package, unless the installed Node.js already brings its own

@@ -30,6 +30,9 @@ SLOWDOWN_FORECAST_WARNING_S = 1800
 # gpumon-thermal / gpumon-power: the reasons gpu:throttled:ratio_rate10m counts
 # (the software power cap is left out: running at the power limit is normal).
 THROTTLE_REASONS = "sw_thermal_slowdown|hw_thermal_slowdown|hw_power_brake_slowdown"
+# gpumon-training: TrainingStraggler, a rank's straggler score (the fastest
+# rank's section time over its own) < 0.7.
+STRAGGLER_SCORE_WARNING = 0.7
 
 RULE_TEXT = [
     ("gpumon-thermal.rules.yml", ">= (gpu_max_operating_temperature_celsius > 0) - "
@@ -45,4 +48,6 @@ RULE_TEXT = [
      f"gpu:temperature:seconds_to_slowdown < {SLOWDOWN_FORECAST_WARNING_S}"),
     ("gpumon-forecast.rules.yml",
      f"gpu:memory_temperature:seconds_to_slowdown < {SLOWDOWN_FORECAST_WARNING_S}"),
+    ("gpumon-training.rules.yml",
+     f"job:training_straggler_score:section_ratio1m < {STRAGGLER_SCORE_WARNING}"),
 ]

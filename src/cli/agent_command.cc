@@ -1,9 +1,15 @@
 // `gpumon agent`: the node agent. Wires NVML (real or simulated), the
-// collector, its scheduler, the XID watcher and the HTTP endpoint.
+// collector, its scheduler, the XID watcher, the push receivers for job
+// metrics (Pushgateway paths, OTLP/HTTP) and the HTTP endpoint.
 #include <malloc.h>
 
+#include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <iostream>
+#include <mutex>
+#include <stop_token>
+#include <thread>
 
 #include "cli/commands.h"
 #include "cli/flags.h"
@@ -15,7 +21,12 @@
 #include "gpu/nvml_session.h"
 #include "gpu/scheduler.h"
 #include "gpu/xid_watcher.h"
+#include "ingest/nvml_job_gpus.h"
+#include "ingest/otlp_receiver.h"
+#include "ingest/push_store.h"
+#include "ingest/pushgateway_routes.h"
 #include "web/http_server.h"
+#include "web/web_config.h"
 
 namespace gpumon::cli {
 namespace {
@@ -23,12 +34,16 @@ namespace {
 constexpr const char* kIndexPage =
     "<!doctype html><html><head><title>gpumon agent</title></head><body>"
     "<h1>gpumon agent</h1><ul><li><a href=\"/metrics\">/metrics</a></li>"
-    "<li><a href=\"/healthz\">/healthz</a></li></ul>%s</body></html>";
+    "<li><a href=\"/healthz\">/healthz</a></li></ul>%s%s</body></html>";
 
 constexpr const char* kUsage =
     "usage: gpumon agent [--listen HOST:PORT] [--config FILE] [--names native|dcgm|both]\n"
     "                    [--simulate SPEC] [--seed N] [--nvml-lib PATH] [--hostname NAME]\n"
     "                    [--scenario SPEC]... [--speed X] [--ground-truth FILE]\n"
+    "                    [--web.config.file FILE]\n"
+    "--web.config.file: TLS and basic auth for every endpoint, as for the server.\n"
+    "Jobs push metrics to PUT/POST/DELETE /metrics/job/<job>{/<label>/<value>}\n"
+    "(Pushgateway) and POST /v1/metrics (OTLP/HTTP); see the config's push: section.\n"
     "With --simulate: --scenario (repeatable) runs simulator scenarios, e.g.\n"
     "thermal-runaway:gpu=3:start=20m; --speed runs simulated time X times faster;\n"
     "--ground-truth rewrites FILE with what really happened every few seconds and at exit.\n";
@@ -36,6 +51,55 @@ constexpr const char* kUsage =
 // After a termination signal the agent exits within this, even when a
 // component hangs while stopping.
 constexpr std::chrono::seconds kShutdownTimeout{30};
+
+// The GPU series' label names under a naming scheme (both: native).
+ingest::GpuLabelNames GpuLabelsFor(gpu::NameScheme scheme, const std::string& hostname) {
+  ingest::GpuLabelNames names;
+  if (scheme == gpu::NameScheme::kDcgm) {
+    names.hostname_label = "Hostname";
+    names.uuid_label = "UUID";
+  }
+  names.hostname = hostname;
+  return names;
+}
+
+// A generation that changes whenever either of two sources' does.
+class CombinedGeneration {
+ public:
+  uint64_t Get(uint64_t a, uint64_t b) {
+    std::lock_guard lock(mu_);
+    if (a != a_ || b != b_) {
+      a_ = a;
+      b_ = b;
+      ++generation_;
+    }
+    return generation_;
+  }
+
+ private:
+  std::mutex mu_;
+  uint64_t a_ = UINT64_MAX, b_ = UINT64_MAX, generation_ = 0;
+};
+
+// Calls store.ExpireStale() every `period` until stopped.
+class ExpiryLoop {
+ public:
+  ExpiryLoop(ingest::PushStore& store, std::chrono::milliseconds period)
+      : thread_([&store, period, this](std::stop_token stop) {
+          std::unique_lock lock(mu_);
+          while (true) {
+            cv_.wait_for(lock, stop, period, [] { return false; });
+            if (stop.stop_requested()) return;
+            size_t n = store.ExpireStale();
+            if (n > 0) LogInfo("expired " + std::to_string(n) + " pushed group(s)");
+          }
+        }) {}
+
+ private:
+  std::mutex mu_;
+  std::condition_variable_any cv_;
+  std::jthread thread_;  // last: stopped and joined first
+};
 
 }  // namespace
 
@@ -53,6 +117,7 @@ int RunAgent(const std::vector<std::string>& args) {
                                    {"scenario", true},
                                    {"speed", true},
                                    {"ground-truth", true},
+                                   {"web.config.file", true},
                                    {"help", false}});
   if (!flags.ok()) {
     std::cerr << "gpumon agent: " << flags.status().message() << "\n" << kUsage;
@@ -106,8 +171,18 @@ int RunAgent(const std::vector<std::string>& args) {
   }
   if (auto lib = flags->Get("nvml-lib")) library = *lib;
 
+  std::optional<web::WebConfig> web_config;
+  if (auto path = flags->Get("web.config.file")) {
+    auto loaded = web::LoadWebConfig(*path);
+    if (!loaded.ok()) {
+      std::cerr << "gpumon agent: " << loaded.status().message() << "\n";
+      return 2;
+    }
+    web_config = std::move(*loaded);
+  }
+
   // Reserve the port first so a conflict fails fast, before NVML work.
-  web::HttpServer server;
+  web::HttpServer server(web::HttpServerOptions{}, web_config);
   if (Status s = server.Reserve(listen); !s.ok()) {
     std::cerr << "gpumon agent: " << s.message() << "\n";
     return 1;
@@ -171,8 +246,54 @@ int RunAgent(const std::vector<std::string>& args) {
     xids->Start({&collector});
   }
 
-  auto endpoint = MakeCollectorEndpoint(collector, scheme);
+  // Job metrics pushed to the agent, served beside the GPU series.
+  const gpu::AgentPushConfig& push = config.push;
+  ingest::PushStore store(ingest::PushLimits{.max_series_per_group = push.max_series_per_group,
+                                             .max_series_total = push.max_series,
+                                             .max_labels_per_series = push.max_labels_per_series,
+                                             .max_groups = push.max_groups,
+                                             .expiry = push.expiry});
+  // Pushed names must not pass for the agent's own series.
+  store.ReserveNamePrefixes({"gpu_", "DCGM_", "gpumon_"}, {"gpumon_client_"});
+  const ingest::GpuLabelNames gpu_labels = GpuLabelsFor(scheme, options.hostname);
+  std::unique_ptr<ExpiryLoop> expiry;
+  if (push.enabled && push.expiry.count() > 0) {
+    auto period = std::clamp<std::chrono::milliseconds>(push.expiry / 4, std::chrono::seconds(1),
+                                                        std::chrono::seconds(10));
+    expiry = std::make_unique<ExpiryLoop>(store, period);
+  }
+  CombinedGeneration generation;
+  const gpu::GpuCollector* c = &collector;
+  const bool push_enabled = push.enabled;
+  web::MetricsEndpoint metrics_endpoint(
+      [&generation, c, &store] {
+        return generation.Get(c->snapshot().generation, store.generation());
+      },
+      [c, scheme, &store, &gpu_labels, push_enabled](exposition::Format format, std::string* out) {
+        std::vector<exposition::MetricFamily> families;
+        gpu::BuildFamilies(*c, c->snapshot(), scheme, &families);
+        if (push_enabled) ingest::AppendPushStoreMetrics(store.stats(), &families);
+        exposition::AppendFamilies(families, format, out);
+        if (push_enabled) store.AppendText(gpu_labels, format, out);
+        exposition::FinishText(format, out);
+      });
+  auto* endpoint = &metrics_endpoint;
   auto& router = server.router();
+  std::shared_ptr<ingest::OtlpReceiver> otlp;
+  // Joins a pushing process to the GPUs it runs on (NVML process lists,
+  // /proc): the agent's GPUs by their `gpu` index and uuid.
+  std::vector<ingest::GpuRef> gpu_refs;
+  for (const auto& d : collector.devices()) gpu_refs.push_back({d.index, d.uuid});
+  ingest::NvmlJobGpuResolver resolver(session ? &session->library() : nullptr, std::move(gpu_refs));
+  if (push_enabled) {
+    ingest::RegisterPushgatewayRoutes(
+        router, store, &resolver,
+        {.max_body_bytes = push.max_body_bytes, .max_decoded_bytes = 4 * push.max_body_bytes});
+    ingest::OtlpReceiverOptions otlp_options;
+    otlp_options.max_body_bytes = push.max_body_bytes;
+    otlp_options.max_decoded_bytes = 4 * push.max_body_bytes;
+    otlp = ingest::RegisterOtlpReceiver(router, store, &resolver, std::move(otlp_options));
+  }
   router.Get("/metrics", [&](const http::HttpRequest& req, http::HttpResponse& res) {
     web::HttpServer::ServeMetrics(*endpoint, req, res);
   });
@@ -182,10 +303,14 @@ int RunAgent(const std::vector<std::string>& args) {
              },
              {.max_body_bytes = std::nullopt, .run_inline = true});
   const bool simulated = options.simulated;
-  router.Get("/", [simulated](const http::HttpRequest&, http::HttpResponse& res) {
+  router.Get("/", [simulated, push_enabled](const http::HttpRequest&, http::HttpResponse& res) {
     char page[1024];
     std::snprintf(page, sizeof page, kIndexPage,
-                  simulated ? "<p><strong>Simulated GPUs: not real hardware.</strong></p>" : "");
+                  simulated ? "<p><strong>Simulated GPUs: not real hardware.</strong></p>" : "",
+                  push_enabled
+                      ? "<p>Jobs push to /metrics/job/&lt;job&gt;{/&lt;label&gt;/&lt;value&gt;}"
+                        " (Pushgateway) and /v1/metrics (OTLP/HTTP).</p>"
+                      : "");
     res.SetContent(page, "text/html; charset=utf-8");
   });
   Status served = server.Bind();
@@ -194,6 +319,7 @@ int RunAgent(const std::vector<std::string>& args) {
     served = server.Run();
   }
   if (!served.ok()) LogError(served.message());
+  expiry.reset();
   if (xids) xids->Stop();
   scheduler.Stop();
   if (truth) truth->Stop();

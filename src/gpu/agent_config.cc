@@ -35,6 +35,68 @@ std::string GroupList() {
   return s;
 }
 
+// A positive whole number (sizes and counts).
+Result<size_t> Count(const std::string& file, const YAML::Node& node, const std::string& field) {
+  auto s = Scalar(file, node, field);
+  if (!s.ok()) return s.status();
+  const std::string& text = *s;
+  if (text.empty() || text.size() > 18 ||
+      text.find_first_not_of("0123456789") != std::string::npos) {
+    return FieldError(file, node, field, "expected a positive whole number, got \"" + text + "\"");
+  }
+  size_t v = std::stoull(text);
+  if (v == 0) return FieldError(file, node, field, "must be at least 1");
+  return v;
+}
+
+Status ParsePush(const std::string& file, const YAML::Node& value, AgentPushConfig* push) {
+  if (!value.IsMap()) return FieldError(file, value, "push", "expected a mapping of settings");
+  for (auto it = value.begin(); it != value.end(); ++it) {
+    const std::string key = it->first.as<std::string>();
+    const std::string field = "push." + key;
+    const YAML::Node v = it->second;
+    if (key == "enabled") {
+      auto s = Scalar(file, v, field);
+      if (!s.ok()) return s.status();
+      if (*s == "true") {
+        push->enabled = true;
+      } else if (*s == "false") {
+        push->enabled = false;
+      } else {
+        return FieldError(file, v, field, "expected true or false, got \"" + *s + "\"");
+      }
+    } else if (key == "expiry") {
+      auto s = Scalar(file, v, field);
+      if (!s.ok()) return s.status();
+      auto d = *s == "0" ? Result<std::chrono::milliseconds>(std::chrono::milliseconds(0))
+                         : ParseDuration(*s);
+      if (!d.ok()) return FieldError(file, v, field, d.status().message());
+      if (d->count() % 1000 != 0) {
+        return FieldError(file, v, field, "must be whole seconds (or 0: never expire)");
+      }
+      push->expiry = std::chrono::duration_cast<std::chrono::seconds>(*d);
+    } else if (key == "max_groups" || key == "max_series_per_group" || key == "max_series" ||
+               key == "max_labels_per_series" || key == "max_body_bytes") {
+      auto n = Count(file, v, field);
+      if (!n.ok()) return n.status();
+      if (key == "max_groups") push->max_groups = *n;
+      if (key == "max_series_per_group") push->max_series_per_group = *n;
+      if (key == "max_series") push->max_series = *n;
+      if (key == "max_labels_per_series") push->max_labels_per_series = *n;
+      if (key == "max_body_bytes") push->max_body_bytes = *n;
+    } else {
+      return FieldError(file, it->first, field,
+                        "unknown field (valid: enabled, expiry, max_groups, "
+                        "max_series_per_group, max_series, max_labels_per_series, "
+                        "max_body_bytes)");
+    }
+  }
+  if (push->max_series_per_group > push->max_series) {
+    return FieldError(file, value, "push.max_series_per_group", "must not exceed push.max_series");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 AgentConfig::AgentConfig() {
@@ -95,9 +157,12 @@ Result<AgentConfig> ParseAgentConfig(const std::string& text, const std::string&
         cfg.enabled[gi] = true;
         cfg.interval[gi] = *d;
       }
+    } else if (key == "push") {
+      if (Status st = ParsePush(file, value, &cfg.push); !st.ok()) return st;
     } else {
       return FieldError(file, it->first, key,
-                        "unknown field (valid: listen, names, hostname, nvml_library, groups)");
+                        "unknown field (valid: listen, names, hostname, nvml_library, groups, "
+                        "push)");
     }
   }
   return cfg;

@@ -8,6 +8,14 @@
 //     temperature: 1s
 //     nvlink: 10s
 //     fan: off
+//   push:                     # job metrics pushed to the agent (docs/formats/push.md)
+//     enabled: true           # Pushgateway paths and OTLP/HTTP on the agent's port
+//     expiry: 10m             # drop a group this long after its last push; 0: never
+//     max_groups: 10000
+//     max_series_per_group: 10000
+//     max_series: 200000      # all groups together
+//     max_labels_per_series: 64
+//     max_body_bytes: 4194304 # per push, as sent
 //
 // Contract: an unknown field, a value of the wrong kind, an unknown group or
 // a bad duration is an error whose message names the file, line, column and
@@ -16,6 +24,7 @@
 
 #include <array>
 #include <chrono>
+#include <cstddef>
 #include <optional>
 #include <string>
 
@@ -25,6 +34,17 @@
 
 namespace gpumon::gpu {
 
+// The `push:` section; defaults match ingest::PushLimits.
+struct AgentPushConfig {
+  bool enabled = true;
+  std::chrono::seconds expiry{600};
+  size_t max_groups = 10'000;
+  size_t max_series_per_group = 10'000;
+  size_t max_series = 200'000;
+  size_t max_labels_per_series = 64;
+  size_t max_body_bytes = 4 << 20;
+};
+
 struct AgentConfig {
   std::optional<std::string> listen;
   std::optional<NameScheme> names;
@@ -32,6 +52,7 @@ struct AgentConfig {
   std::optional<std::string> nvml_library;
   std::array<bool, kGroupCount> enabled;
   std::array<std::chrono::milliseconds, kGroupCount> interval;
+  AgentPushConfig push;
 
   AgentConfig();  // every group on, at its default interval
 };

@@ -222,6 +222,43 @@ typedef struct nvmlEventData_st {
 
 #define NVML_DEVICE_MIG_ENABLE 1
 
+// A process with a context on a GPU (nvmlDevice{Compute,Graphics}RunningProcesses).
+// usedGpuMemory is NVML_VALUE_NOT_AVAILABLE (all bits set) when the driver
+// cannot tell (e.g. under WDDM, or without the privileges to see it);
+// gpuInstanceId / computeInstanceId are 0xFFFFFFFF outside MIG mode.
+//
+// The layouts by version of the entry point:
+// - the unversioned (v1) call fills nvmlProcessInfo_v1_t;
+// - _v2 fills nvmlProcessInfo_v2_t;
+// - _v3 fills nvmlProcessInfo_t, which current headers define as the v2
+//   layout. The headers of drivers 525..530 (CUDA 12.0/12.1) briefly appended
+//   usedGpuCcProtectedMemory to nvmlProcessInfo_t, and those drivers' _v3
+//   writes that longer layout (nvmlProcessInfoCc_t here); see
+//   NvmlLibrary::process_info_v3_size() for how the two are told apart.
+typedef struct nvmlProcessInfo_v1_st {
+  unsigned int pid;
+  unsigned long long usedGpuMemory;  // bytes
+} nvmlProcessInfo_v1_t;
+
+typedef struct nvmlProcessInfo_v2_st {
+  unsigned int pid;
+  unsigned long long usedGpuMemory;  // bytes
+  unsigned int gpuInstanceId;
+  unsigned int computeInstanceId;
+} nvmlProcessInfo_v2_t;
+typedef nvmlProcessInfo_v2_t nvmlProcessInfo_t;
+
+// nvmlProcessInfo_t as the 525..530 drivers' _v3 entry points write it.
+typedef struct nvmlProcessInfoCc_st {
+  unsigned int pid;
+  unsigned long long usedGpuMemory;  // bytes
+  unsigned int gpuInstanceId;
+  unsigned int computeInstanceId;
+  unsigned long long usedGpuCcProtectedMemory;  // confidential-computing memory, bytes
+} nvmlProcessInfoCc_t;
+
+#define NVML_VALUE_NOT_AVAILABLE_ULL 0xFFFFFFFFFFFFFFFFULL
+
 #define nvmlEventTypeXidCriticalError 0x0000000000000008LL
 
 // Clock event reasons (formerly "throttle reasons"), a bit mask.
@@ -289,6 +326,7 @@ typedef struct nvmlEventData_st {
   X(nvmlSystemGetCudaDriverVersion_v2, nvmlReturn_t, (int* cudaDriverVersion))                    \
   X(nvmlDeviceGetCount_v2, nvmlReturn_t, (unsigned int* deviceCount))                             \
   X(nvmlDeviceGetHandleByIndex_v2, nvmlReturn_t, (unsigned int index, nvmlDevice_t* device))      \
+  X(nvmlDeviceGetHandleByUUID, nvmlReturn_t, (const char* uuid, nvmlDevice_t* device))            \
   X(nvmlDeviceGetName, nvmlReturn_t, (nvmlDevice_t device, char* name, unsigned int length))      \
   X(nvmlDeviceGetUUID, nvmlReturn_t, (nvmlDevice_t device, char* uuid, unsigned int length))      \
   X(nvmlDeviceGetPciInfo_v3, nvmlReturn_t, (nvmlDevice_t device, nvmlPciInfo_t * pci))            \
@@ -368,7 +406,19 @@ typedef struct nvmlEventData_st {
   X(nvmlDeviceGetMigDeviceHandleByIndex, nvmlReturn_t,                                            \
     (nvmlDevice_t device, unsigned int index, nvmlDevice_t* migDevice))                           \
   X(nvmlDeviceGetGpuInstanceId, nvmlReturn_t, (nvmlDevice_t device, unsigned int* id))            \
-  X(nvmlDeviceGetComputeInstanceId, nvmlReturn_t, (nvmlDevice_t device, unsigned int* id))
+  X(nvmlDeviceGetComputeInstanceId, nvmlReturn_t, (nvmlDevice_t device, unsigned int* id))        \
+  X(nvmlDeviceGetComputeRunningProcesses_v3, nvmlReturn_t,                                        \
+    (nvmlDevice_t device, unsigned int* infoCount, nvmlProcessInfo_t* infos))                     \
+  X(nvmlDeviceGetComputeRunningProcesses_v2, nvmlReturn_t,                                        \
+    (nvmlDevice_t device, unsigned int* infoCount, nvmlProcessInfo_v2_t* infos))                  \
+  X(nvmlDeviceGetComputeRunningProcesses, nvmlReturn_t,                                           \
+    (nvmlDevice_t device, unsigned int* infoCount, nvmlProcessInfo_v1_t* infos))                  \
+  X(nvmlDeviceGetGraphicsRunningProcesses_v3, nvmlReturn_t,                                       \
+    (nvmlDevice_t device, unsigned int* infoCount, nvmlProcessInfo_t* infos))                     \
+  X(nvmlDeviceGetGraphicsRunningProcesses_v2, nvmlReturn_t,                                       \
+    (nvmlDevice_t device, unsigned int* infoCount, nvmlProcessInfo_v2_t* infos))                  \
+  X(nvmlDeviceGetGraphicsRunningProcesses, nvmlReturn_t,                                          \
+    (nvmlDevice_t device, unsigned int* infoCount, nvmlProcessInfo_v1_t* infos))
 
 // Exported only by the simulator's fake NVML (never by NVIDIA's library):
 // its presence marks every value read through the library as simulated.

@@ -23,6 +23,13 @@ Result<std::unique_ptr<NvmlLibrary>> NvmlLibrary::Open(const std::string& path) 
 #undef GPUMON_NVML_RESOLVE
   // NOLINTEND(bugprone-macro-parentheses)
   lib->simulated_ = dlsym(handle, GPUMON_SIMULATED_NVML_MARKER) != nullptr;
+  // Drivers 525..530 wrote nvmlProcessInfoCc_t from the _v3 process lists:
+  // they already have confidential computing and not yet the detail list
+  // that took the protected-memory figure over.
+  if (dlsym(handle, "nvmlDeviceGetConfComputeMemSizeInfo") != nullptr &&
+      dlsym(handle, "nvmlDeviceGetRunningProcessDetailList") == nullptr) {
+    lib->process_info_v3_size_ = sizeof(nvmlProcessInfoCc_t);
+  }
   if (lib->nvmlInit_v2 == nullptr || lib->nvmlShutdown == nullptr) {
     return Status::Error(path +
                          " is not a usable NVML library: nvmlInit_v2 or nvmlShutdown missing");

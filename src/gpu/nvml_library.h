@@ -9,6 +9,7 @@
 // The object owns the dlopen handle; it does not call nvmlInit/Shutdown.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,6 +39,13 @@ class NvmlLibrary {
   const std::vector<std::string>& missing() const { return missing_; }
   // True for the simulator's fake NVML (it exports the simulation marker).
   bool simulated() const { return simulated_; }
+  // The size of one entry the nvmlDevice{Compute,Graphics}RunningProcesses_v3
+  // calls write: sizeof(nvmlProcessInfoCc_t) for drivers 525..530, which
+  // export nvmlDeviceGetConfComputeMemSizeInfo but not yet
+  // nvmlDeviceGetRunningProcessDetailList, else sizeof(nvmlProcessInfo_t)
+  // (see nvml_api.h). Probed by Open() from the symbols alone.
+  size_t process_info_v3_size() const { return process_info_v3_size_; }
+  void set_process_info_v3_size_for_testing(size_t size) { process_info_v3_size_ = size; }
 
  private:
   NvmlLibrary() = default;
@@ -45,6 +53,7 @@ class NvmlLibrary {
   std::string path_;
   std::vector<std::string> missing_;
   bool simulated_ = false;
+  size_t process_info_v3_size_ = sizeof(nvmlProcessInfo_t);
 };
 
 // "NOT_SUPPORTED" for NVML_ERROR_NOT_SUPPORTED, "SUCCESS", ...; stable names

@@ -12,10 +12,11 @@
 // for any span of time as fast as the CPU allows), GPUMON_SIM_SCENARIO
 // (scenario list, sim/scenario.h, default none), GPUMON_SIM_SPEED (steady
 // clock multiplier, a number > 0, default 1; the virtual clock ignores it)
-// and GPUMON_SIM_NODE_SIZE (GPUs per node for the scenarios' node=, default
-// 8). A bad value makes nvmlInit_v2 print the reason to stderr and return
-// NVML_ERROR_UNKNOWN. gpumonSimGroundTruth hands out the run's ground truth
-// (docs/formats/ground-truth.md); it is never visible through NVML.
+// GPUMON_SIM_NODE_SIZE (GPUs per node for the scenarios' node=, default 8)
+// and GPUMON_SIM_PROCESSES (a file of simulated GPU processes, re-read when it
+// changes; sim/process_file.h, fake_nvml_processes.cc). A bad value makes nvmlInit_v2 print the
+// reason to stderr and return NVML_ERROR_UNKNOWN. gpumonSimGroundTruth hands out the run's ground
+// truth (docs/formats/ground-truth.md); it is never visible through NVML.
 //
 // Return codes follow NVML's documented order: UNINITIALIZED before init,
 // then INVALID_ARGUMENT (unknown handle, null pointer, bad index or enum),
@@ -27,9 +28,10 @@
 //
 // The library's parts: this file holds its state, initialization and
 // configuration, the gpumon* symbols, error strings and the system and
-// device-count queries; fake_nvml_device.cc the per-device queries (MIG
-// included), fake_nvml_fields.cc nvmlDeviceGetFieldValues,
-// fake_nvml_events.cc the XID event sets, and fake_nvml_state.h what they
+// device-count queries and handle look-ups; fake_nvml_device.cc the
+// per-device queries (MIG included), fake_nvml_fields.cc
+// nvmlDeviceGetFieldValues, fake_nvml_events.cc the XID event sets,
+// fake_nvml_processes.cc the process lists, and fake_nvml_state.h what they
 // share.
 #include <atomic>
 #include <cmath>
@@ -136,6 +138,13 @@ std::unique_ptr<State> BuildState(std::string* error) {
   state->fleet = std::move(fleet).value();
   state->virtual_clock = virtual_clock;
   const int n = state->fleet->size();
+  const char* processes = std::getenv("GPUMON_SIM_PROCESSES");
+  state->processes =
+      std::make_unique<ProcessFile>(processes != nullptr ? processes : std::string(), n);
+  if (Result<std::vector<SimProcess>> p = state->processes->Current(); !p.ok()) {
+    *error = "GPUMON_SIM_PROCESSES: " + p.status().message();
+    return nullptr;
+  }
   state->gpus.resize(static_cast<size_t>(n));
   state->first_mig.assign(static_cast<size_t>(n), -1);
   for (int i = 0; i < n; ++i) {
@@ -309,6 +318,30 @@ nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t* dev
   // reports GPU_IS_LOST, which lets callers tell "lost" from "absent".
   *device = sim::ToDevice(&s->gpus[index]);
   return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetHandleByUUID(const char* uuid, nvmlDevice_t* device) {
+  sim::State* s = sim::Current();
+  if (s == nullptr) return NVML_ERROR_UNINITIALIZED;
+  if (uuid == nullptr || device == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  const std::string_view want(uuid);
+  for (int i = 0; i < s->fleet->size(); ++i) {
+    const sim::DeviceHandle* found = s->fleet->WithGpu(i, [&](sim::SimulatedGpu& g) {
+      const sim::DeviceHandle* h = nullptr;
+      if (g.uuid() == want) h = &s->gpus[static_cast<size_t>(i)];
+      const int first = s->first_mig[static_cast<size_t>(i)];
+      for (int k = 0; h == nullptr && first >= 0 && k < g.profile().mig_instances; ++k) {
+        if (g.mig_uuid(k) == want) h = &s->migs[static_cast<size_t>(first + k)];
+      }
+      return h;
+    });
+    if (found != nullptr) {
+      // As by index, a lost GPU's handle is still handed out.
+      *device = sim::ToDevice(found);
+      return NVML_SUCCESS;
+    }
+  }
+  return NVML_ERROR_NOT_FOUND;
 }
 
 }  // extern "C"

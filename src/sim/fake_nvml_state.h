@@ -30,6 +30,7 @@
 
 #include "gpu/nvml_api.h"
 #include "sim/fleet.h"
+#include "sim/process_file.h"
 
 // Declare every entry point with C linkage and default visibility (the rest
 // of the library is hidden); a definition whose signature drifts from
@@ -102,6 +103,8 @@ struct State {
   std::mutex sets_mu;
   std::unordered_set<EventSet*> live_sets;
   std::vector<std::unique_ptr<EventSet>> all_sets;  // freed sets are kept, see fake_nvml.cc
+  // GPUMON_SIM_PROCESSES (fake_nvml_processes.cc); never null.
+  std::unique_ptr<ProcessFile> processes;
 };
 
 State* Current();

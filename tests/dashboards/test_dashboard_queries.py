@@ -15,7 +15,7 @@ substituted:
 - gpumon must parse and answer it (`gpumon dashboards check` has already
   parsed the unexpanded queries);
 - it must return data, except the panels listed in MAY_BE_EMPTY with the
-  reason (training-job metrics that do not exist yet, faults the simulator
+  reason (training-job metrics: no job runs in the simulated fleet, faults the simulator
   does not raise in a minute); an unlisted panel without data fails;
 - Prometheus must return the same series (label sets) with values within
   REL_TOL, queried at the same timestamp in the past that both have scraped
@@ -79,13 +79,17 @@ PORTS = range(19400, 19500)
 # (scheme or "*", dashboard, panel title[, refId]) -> (expansions in which no
 # data is fine: "all", "one" or both, why). Without a refId: every target.
 MAY_BE_EMPTY = {}
-TRAINING = ("the training-job metrics (issue 12) do not exist yet; the panel shows "
-            "'No data' until a job exports them")
+TRAINING = ("the simulated fleet runs no training job (docs/jobs.md metrics); the panel "
+            "shows 'No data' until a job exports them")
 for title in ("Loss", "Throughput", "Model FLOPs utilisation", "Learning rate and gradient norm",
-              "Step time per rank", "Slowest rank against the fastest", "Step sections",
-              "CUDA memory per rank", "Memory fragmentation", "Checkpoint save time",
-              "Goodput"):
+              "Step time per rank", "Straggler score per rank", "Straggler score over time",
+              "Step sections", "Gradient sync and overlap", "Pipeline bubble", "Collectives",
+              "CUDA memory per rank", "Memory fragmentation", "Allocator retries and OOMs",
+              "Checkpoint save and load time", "Since the last checkpoint",
+              "Last checkpoint step", "Goodput", "Temperature of the job's GPUs"):
     MAY_BE_EMPTY[("*", "training", title)] = ({"all", "one"}, TRAINING)
+# The GPUs joined to a job's ranks: none without a job; the node's GPUs (B) have data.
+MAY_BE_EMPTY[("*", "training", "Utilisation of the job's GPUs", "A")] = ({"all", "one"}, TRAINING)
 MAY_BE_EMPTY.update({
     ("*", "operations", "Forecast: time to die slowdown"):
         ({"all", "one"}, "the forecast records need a temperature rising for minutes; the "

@@ -65,6 +65,57 @@ TEST(AgentConfigTest, ErrorsNameFileLineAndField) {
   }
 }
 
+TEST(AgentConfigTest, PushSectionDefaultsAndFields) {
+  auto defaults = ParseAgentConfig("listen: :9400\n", "agent.yml");
+  ASSERT_TRUE(defaults.ok()) << defaults.status().message();
+  EXPECT_TRUE(defaults->push.enabled);
+  EXPECT_EQ(defaults->push.expiry, std::chrono::seconds(600));
+
+  auto cfg = ParseAgentConfig(
+      "push:\n"
+      "  enabled: false\n"
+      "  expiry: 1m30s\n"
+      "  max_groups: 7\n"
+      "  max_series_per_group: 100\n"
+      "  max_series: 1000\n"
+      "  max_labels_per_series: 12\n"
+      "  max_body_bytes: 65536\n",
+      "agent.yml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  EXPECT_FALSE(cfg->push.enabled);
+  EXPECT_EQ(cfg->push.expiry, std::chrono::seconds(90));
+  EXPECT_EQ(cfg->push.max_groups, 7u);
+  EXPECT_EQ(cfg->push.max_series_per_group, 100u);
+  EXPECT_EQ(cfg->push.max_series, 1000u);
+  EXPECT_EQ(cfg->push.max_labels_per_series, 12u);
+  EXPECT_EQ(cfg->push.max_body_bytes, 65536u);
+
+  auto never = ParseAgentConfig("push:\n  expiry: 0\n", "agent.yml");
+  ASSERT_TRUE(never.ok()) << never.status().message();
+  EXPECT_EQ(never->push.expiry.count(), 0);
+}
+
+TEST(AgentConfigTest, PushErrorsNameFileLineAndField) {
+  const BadCase cases[] = {
+      {"push: on\n", "agent.yml:1:", "\"push\""},
+      {"push:\n  enabled: yes please\n", "agent.yml:2:", "push.enabled"},
+      {"push:\n  expiry: soon\n", "agent.yml:2:", "push.expiry"},
+      {"push:\n  expiry: 1500ms\n", "agent.yml:2:", "whole seconds"},
+      {"push:\n  max_series: -3\n", "agent.yml:2:", "push.max_series"},
+      {"push:\n  max_series: 0\n", "agent.yml:2:", "at least 1"},
+      {"push:\n  enabled: true\n  max_seris: 5\n", "agent.yml:3:", "push.max_seris"},
+      {"push:\n  max_series: 10\n  max_series_per_group: 20\n",
+       "agent.yml:2:", "must not exceed push.max_series"},
+  };
+  for (const auto& c : cases) {
+    auto cfg = ParseAgentConfig(c.text, "agent.yml");
+    ASSERT_FALSE(cfg.ok()) << c.text;
+    const std::string& m = cfg.status().message();
+    EXPECT_NE(m.find(c.location), std::string::npos) << m;
+    EXPECT_NE(m.find(c.mentions), std::string::npos) << m;
+  }
+}
+
 TEST(AgentConfigTest, MissingFileIsAnError) {
   auto cfg = LoadAgentConfig("/nonexistent/agent.yml");
   ASSERT_FALSE(cfg.ok());

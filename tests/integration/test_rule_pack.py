@@ -5,7 +5,8 @@
 - `promtool test rules` on every rules/tests/*.test.yml, and a deliberately
   broken copy of one rule that its test must catch (the tests can fail);
 - `vmalert -dryRun` on every rule file when vmalert is installed;
-- every alert: CamelCase name prefixed Gpu/Gpumon, severity critical, warning
+- every alert: CamelCase name prefixed Gpu/Gpumon (Training for the training
+  job rules), severity critical, warning
   or info, summary, description, runbook_url pointing at
   docs/runbooks/<AlertName>.md, which exists with Meaning, Impact, Diagnosis
   and Mitigation sections; a unit test where it fires and one where it stays
@@ -36,7 +37,7 @@ from harness import (SKIP, Skip, TestFailure, check, free_port, http_get, need_t
 RUNBOOK_BASE = "https://github.com/gpumon/gpumon/blob/main/docs/runbooks/"
 SEVERITIES = {"critical", "warning", "info"}
 RUNBOOK_SECTIONS = ("## Meaning", "## Impact", "## Diagnosis", "## Mitigation")
-ALERT_NAME_RE = re.compile(r"^Gpu(mon)?[A-Z][A-Za-z0-9]*$")
+ALERT_NAME_RE = re.compile(r"^(Gpu(mon)?|Training)[A-Z][A-Za-z0-9]*$")
 RECORD_NAME_RE = re.compile(r"^[a-z_]+:[a-z0-9_]+:[a-z0-9_]+$")
 
 
@@ -69,7 +70,8 @@ def check_rule_conventions(path, alerts):
         if kind == "record":
             check(RECORD_NAME_RE.match(name), f"{where}: not named level:metric:operations")
             continue
-        check(ALERT_NAME_RE.match(name), f"{where}: not CamelCase with the Gpu/Gpumon prefix")
+        check(ALERT_NAME_RE.match(name),
+              f"{where}: not CamelCase with the Gpu/Gpumon/Training prefix")
         sev = re.search(r"^\s*severity: (\S+)\s*$", block, re.M)
         check(sev and sev.group(1) in SEVERITIES,
               f"{where}: severity must be one of {sorted(SEVERITIES)}, got "

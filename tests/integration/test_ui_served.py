@@ -24,7 +24,7 @@ from harness import check, http_get, run_test, start_on_free_port
 
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
        "connect-src 'self'; object-src 'none'; base-uri 'self'; frame-ancestors 'none'")
-PAGES = ["/", "/fleet", "/gpu", "/alerts", "/explore", "/targets", "/rules", "/status"]
+PAGES = ["/", "/fleet", "/gpu", "/training", "/alerts", "/explore", "/targets", "/rules", "/status"]
 
 
 def check_security_headers(r, what):

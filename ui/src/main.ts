@@ -11,6 +11,7 @@ import "./styles/pages.css";
 
 import "./pages/fleet/index.ts";
 import "./pages/gpu/index.ts";
+import "./pages/training/index.ts";
 import "./pages/alerts/index.ts";
 import "./pages/explore/index.ts";
 import "./pages/targets/index.ts";

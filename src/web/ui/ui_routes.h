@@ -43,8 +43,8 @@
 namespace gpumon::web::ui {
 
 // The History API paths of the UI's pages.
-inline constexpr std::array<std::string_view, 8> kPagePaths = {
-    "/", "/fleet", "/gpu", "/alerts", "/explore", "/targets", "/rules", "/status"};
+inline constexpr std::array<std::string_view, 9> kPagePaths = {
+    "/", "/fleet", "/gpu", "/training", "/alerts", "/explore", "/targets", "/rules", "/status"};
 
 struct UiRouteOptions {
   // Header names the web config file sets on every response.

@@ -7,6 +7,7 @@ import { EXPLORE_CHECKS } from './explore.mjs';
 import { HEATMAP_CHECKS } from './heatmap.mjs';
 import { PAGE_CHECKS } from './pages.mjs';
 import { THERMAL_CHECKS } from './thermal.mjs';
+import { TRAINING_CHECKS } from './training.mjs';
 import { URL_STATE_CHECKS } from './url_state.mjs';
 
 export const CHECKS = [
@@ -15,6 +16,7 @@ export const CHECKS = [
   ...ALERT_CHECKS,
   ...EXPLORE_CHECKS,
   ...URL_STATE_CHECKS,
+  ...TRAINING_CHECKS,
   ...BASIC_AUTH_CHECKS,
   ...THERMAL_CHECKS,
 ];

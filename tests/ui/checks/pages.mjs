@@ -8,7 +8,7 @@ import { gpusOf } from '../lib/fleet_truth.mjs';
 import { firingOnEveryGpu } from './alerts.mjs';
 import { withUi } from '../lib/ui_page.mjs';
 
-const ALL_PAGES = ['fleet', 'gpu', 'alerts', 'explore', 'targets', 'rules', 'status'];
+const ALL_PAGES = ['fleet', 'gpu', 'training', 'alerts', 'explore', 'targets', 'rules', 'status'];
 // The Fleet page's stat tiles (ui/src/pages/fleet/summary.ts) and levels.
 const STAT_TILES = ['gpus', 'utilization', 'power', 'energy', 'throttling', 'alerts'];
 const LEVELS = new Set(['ok', 'warning', 'critical', 'nodata']);
@@ -84,6 +84,7 @@ export const PAGE_CHECKS = [
     return '/fleet';
   }),
   pageCheck('gpu', firstGpuPath),
+  pageCheck('training', async (server, fixture) => `/training?var-job=${encodeURIComponent(fixture.training.job)}`),
   pageCheck('alerts', async () => '/alerts'),
   pageCheck('explore', async () => '/explore'),
   pageCheck('targets', async () => '/targets'),

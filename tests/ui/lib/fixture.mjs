@@ -17,12 +17,19 @@
 //   its limit about 20 s after the start: the Fleet page must single it out;
 // - auth: a server behind basic auth (web config with a bcrypt hash of
 //   `password` for `user`).
+// The main server also takes remote write: `training` is a SIMULATED
+// training job (lib/training_job.mjs) written into it, 4 ranks on its first
+// 4 GPUs (joined by hostname + gpu), rank `training.slowRank` the straggler,
+// and `trainingOther` a second, 2-rank job without GPU labels (its nodes'
+// GPUs stand in) and without a straggler.
 // Every server writes to its own temporary --data directory; stop() ends
 // them all.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PromApi } from './prom_api.mjs';
 import { startGpumonServer } from './gpumon_server.mjs';
+import { gpusOf } from './fleet_truth.mjs';
+import { startSimulatedTrainingJob } from './training_job.mjs';
 
 export const ALWAYS_FIRING = 'GpumonUiTestAlwaysFiring';
 export const RUNBOOK_URL = 'https://runbooks.invalid/gpumon-ui-test/GpumonUiTestAlwaysFiring';
@@ -80,7 +87,7 @@ export async function startFixture({ gpumon, sourceDir, tmp }) {
     startGpumonServer({
       gpumon,
       name: 'main server',
-      args: [...common, '--rules', rules, '--scenario', `thermal-runaway:gpu=${forecastGpu}:start=0s:time=20m`, '--speed', String(SPEED_MAIN)],
+      args: [...common, '--web.enable-remote-write-receiver', '--rules', rules, '--scenario', `thermal-runaway:gpu=${forecastGpu}:start=0s:time=20m`, '--speed', String(SPEED_MAIN)],
     }),
     startGpumonServer({
       gpumon,
@@ -95,7 +102,11 @@ export async function startFixture({ gpumon, sourceDir, tmp }) {
     }),
   ]);
   const servers = started.filter((s) => s.status === 'fulfilled').map((s) => s.value);
-  const stop = () => Promise.all(servers.map((s) => s.stop()));
+  const jobs = [];
+  const stop = async () => {
+    await Promise.all(jobs.map((j) => j.stop()));
+    await Promise.all(servers.map((s) => s.stop()));
+  };
   const failed = started.find((s) => s.status === 'rejected');
   if (failed) {
     await stop();
@@ -107,9 +118,26 @@ export async function startFixture({ gpumon, sourceDir, tmp }) {
   try {
     // Every check may assume that each GPU has been collected once.
     await Promise.all(servers.map((s) => waitForGpus(s, 8)));
+    const gpus = await gpusOf(main.api);
+    jobs.push(await startSimulatedTrainingJob({ base: main.base, job: 'simulated-llm-pretrain', ranks: 4, slowRank: 3, gpus }));
+    jobs.push(await startSimulatedTrainingJob({ base: main.base, job: 'simulated-finetune', ranks: 2, gpus: gpus.slice(4), joinGpus: false }));
   } catch (e) {
     await stop();
     throw e;
   }
-  return { main, hot, auth, forecastGpu, hotGpu, alertName: ALWAYS_FIRING, runbookUrl: RUNBOOK_URL, user: USER, password: PASSWORD, stop };
+  const [training, trainingOther] = jobs;
+  return {
+    main,
+    hot,
+    auth,
+    forecastGpu,
+    hotGpu,
+    alertName: ALWAYS_FIRING,
+    runbookUrl: RUNBOOK_URL,
+    user: USER,
+    password: PASSWORD,
+    training,
+    trainingOther,
+    stop,
+  };
 }

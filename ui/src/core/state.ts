@@ -33,7 +33,7 @@ export type Vars = Record<VariableName, string[]>;
 export const REFRESH_INTERVALS = ["off", "5s", "10s", "30s", "1m", "5m"] as const;
 export type RefreshInterval = (typeof REFRESH_INTERVALS)[number];
 
-export const PAGES = ["fleet", "gpu", "alerts", "explore", "targets", "rules", "status"] as const;
+export const PAGES = ["fleet", "gpu", "training", "alerts", "explore", "targets", "rules", "status"] as const;
 
 export interface AppState {
   /** first path segment, e.g. "fleet"; unknown pages are kept (the router shows "not found") */
