@@ -134,7 +134,7 @@ def main():
         deadline = time.monotonic() + 30
         while True:
             try:
-                if http_get(f"http://127.0.0.1:{port}/healthz").status == 200:
+                if http_get(f"http://127.0.0.1:{port}/healthz")[0] == 200:
                     break
             except OSError:
                 pass
@@ -169,11 +169,11 @@ def main():
         end = time.monotonic() + args.seconds
         next_scrape = time.monotonic()
         while time.monotonic() < end:
-            r = http_get(f"http://127.0.0.1:{port}/metrics",
-                         headers={"Accept": "text/plain;version=0.0.4"})
+            _, body = http_get(f"http://127.0.0.1:{port}/metrics",
+                               headers={"Accept": "text/plain;version=0.0.4"})
             scrapes += 1
-            body_bytes = len(r.body)
-            scraped_samples = sum(1 for line in r.body.split(b"\n")
+            body_bytes = len(body)
+            scraped_samples = sum(1 for line in body.split(b"\n")
                                   if line and not line.startswith(b"#"))
             next_scrape += args.scrape_interval
             time.sleep(max(0.0, next_scrape - time.monotonic()))

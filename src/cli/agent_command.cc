@@ -254,7 +254,9 @@ int RunAgent(const std::vector<std::string>& args) {
                                              .max_groups = push.max_groups,
                                              .expiry = push.expiry});
   // Pushed names must not pass for the agent's own series.
-  store.ReserveNamePrefixes({"gpu_", "DCGM_", "gpumon_"}, {"gpumon_client_"});
+  const std::vector<std::string> reserved_prefixes = {"gpu_", "DCGM_", "gpumon_"};
+  const std::vector<std::string> allowed_prefixes = {"gpumon_client_"};  // the Python client's
+  store.ReserveNamePrefixes(reserved_prefixes, allowed_prefixes);
   const ingest::GpuLabelNames gpu_labels = GpuLabelsFor(scheme, options.hostname);
   std::unique_ptr<ExpiryLoop> expiry;
   if (push.enabled && push.expiry.count() > 0) {
@@ -292,6 +294,10 @@ int RunAgent(const std::vector<std::string>& args) {
     ingest::OtlpReceiverOptions otlp_options;
     otlp_options.max_body_bytes = push.max_body_bytes;
     otlp_options.max_decoded_bytes = 4 * push.max_body_bytes;
+    // As the store's: a reserved OTLP metric is rejected alone (partial_success),
+    // not with the rest of its group.
+    otlp_options.decode.reserved_name_prefixes = reserved_prefixes;
+    otlp_options.decode.allowed_name_prefixes = allowed_prefixes;
     otlp = ingest::RegisterOtlpReceiver(router, store, &resolver, std::move(otlp_options));
   }
   router.Get("/metrics", [&](const http::HttpRequest& req, http::HttpResponse& res) {

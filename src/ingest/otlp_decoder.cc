@@ -8,6 +8,7 @@
 #include <set>
 #include <utility>
 
+#include "common/names.h"
 #include "ingest/otlp_names.h"
 #include "proto/otlp_metrics.pb.h"
 
@@ -20,45 +21,6 @@ using exposition::Sample;
 
 constexpr uint32_t kNoRecordedValue = otlp::DATA_POINT_FLAGS_NO_RECORDED_VALUE_MASK;
 constexpr size_t kMaxQuoted = 200;
-
-// RFC 3629 UTF-8: no overlongs, no surrogates, nothing above U+10FFFF.
-bool ValidUtf8(std::string_view s) {
-  size_t i = 0;
-  const size_t n = s.size();
-  while (i < n) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    size_t len;
-    uint32_t cp;
-    if ((c & 0xE0) == 0xC0) {
-      len = 2;
-      cp = c & 0x1F;
-    } else if ((c & 0xF0) == 0xE0) {
-      len = 3;
-      cp = c & 0x0F;
-    } else if ((c & 0xF8) == 0xF0) {
-      len = 4;
-      cp = c & 0x07;
-    } else {
-      return false;
-    }
-    if (i + len > n) return false;
-    for (size_t k = 1; k < len; ++k) {
-      unsigned char cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-        cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
-      return false;
-    }
-    i += len;
-  }
-  return true;
-}
 
 // `s` (valid UTF-8) quoted, cut at a character boundary when long.
 std::string Quote(std::string_view s) {
@@ -131,7 +93,7 @@ void AppendBase64(std::string_view s, std::string* out) {
 bool AppendAnyValue(const otlp::AnyValue& v, bool json, std::string* out) {
   switch (v.value_case()) {
     case otlp::AnyValue::kStringValue:
-      if (!ValidUtf8(v.string_value())) return false;
+      if (!IsValidUtf8(v.string_value())) return false;
       if (json) {
         AppendJsonString(v.string_value(), out);
       } else {
@@ -177,7 +139,7 @@ bool AppendAnyValue(const otlp::AnyValue& v, bool json, std::string* out) {
       out->push_back('{');
       bool first = true;
       for (const otlp::KeyValue& kv : v.kvlist_value().values()) {
-        if (!ValidUtf8(kv.key())) return false;
+        if (!IsValidUtf8(kv.key())) return false;
         if (!first) out->push_back(',');
         first = false;
         AppendJsonString(kv.key(), out);
@@ -220,7 +182,7 @@ Result<AttrLabels> ConvertAttributes(
   for (int i = 0; i < attrs.size(); ++i) {
     const otlp::KeyValue& kv = attrs[i];
     const std::string at = path + ".attributes[" + std::to_string(i) + "]";
-    if (!ValidUtf8(kv.key())) return Status::Error(at + ": key is not valid UTF-8");
+    if (!IsValidUtf8(kv.key())) return Status::Error(at + ": key is not valid UTF-8");
     if (skip_keys && skip_keys->count(kv.key())) continue;
     Entry e;
     if (!AppendAnyValue(kv.value(), false, &e.value)) {
@@ -379,7 +341,7 @@ Status Translator::Resource(const otlp::ResourceMetrics& rm, const std::string& 
     const otlp::KeyValue& kv = attrs[i];
     std::string text;
     const std::string at = rpath + ".attributes[" + std::to_string(i) + "]";
-    if (!ValidUtf8(kv.key())) return Status::Error(at + ": key is not valid UTF-8");
+    if (!IsValidUtf8(kv.key())) return Status::Error(at + ": key is not valid UTF-8");
     if (!AppendAnyValue(kv.value(), false, &text)) {
       return Status::Error(at + " (key " + Quote(kv.key()) + "): value is not valid UTF-8");
     }
@@ -435,7 +397,7 @@ Status Translator::Resource(const otlp::ResourceMetrics& rm, const std::string& 
   for (int s = 0; s < rm.scope_metrics_size(); ++s) {
     const otlp::ScopeMetrics& sm = rm.scope_metrics(s);
     const std::string spath = path + ".scope_metrics[" + std::to_string(s) + "]";
-    if (!ValidUtf8(sm.scope().name()) || !ValidUtf8(sm.scope().version())) {
+    if (!IsValidUtf8(sm.scope().name()) || !IsValidUtf8(sm.scope().version())) {
       return Status::Error(spath + ".scope: name or version is not valid UTF-8");
     }
     for (int m = 0; m < sm.metrics_size(); ++m) {
@@ -470,9 +432,9 @@ int64_t PointCount(const otlp::Metric& m) {
 
 Status Translator::Metric(GroupBuild& g, const std::set<std::string>& reserved,
                           const otlp::Metric& m, const std::string& path) {
-  if (!ValidUtf8(m.name())) return Status::Error(path + ".name is not valid UTF-8");
-  if (!ValidUtf8(m.description())) return Status::Error(path + ".description is not valid UTF-8");
-  if (!ValidUtf8(m.unit())) return Status::Error(path + ".unit is not valid UTF-8");
+  if (!IsValidUtf8(m.name())) return Status::Error(path + ".name is not valid UTF-8");
+  if (!IsValidUtf8(m.description())) return Status::Error(path + ".description is not valid UTF-8");
+  if (!IsValidUtf8(m.unit())) return Status::Error(path + ".unit is not valid UTF-8");
   const std::string what = "metric " + Quote(m.name());
   const int64_t npoints = PointCount(m);
 

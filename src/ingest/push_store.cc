@@ -4,6 +4,8 @@
 #include <set>
 #include <utility>
 
+#include "common/names.h"
+
 namespace gpumon::ingest {
 namespace {
 
@@ -16,28 +18,6 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
 }
 bool StartsWith(std::string_view s, std::string_view prefix) {
   return s.size() >= prefix.size() && s.substr(0, prefix.size()) == prefix;
-}
-
-bool ValidMetricName(std::string_view name) {
-  if (name.empty()) return false;
-  for (size_t i = 0; i < name.size(); ++i) {
-    char c = name[i];
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':' ||
-              (i > 0 && c >= '0' && c <= '9');
-    if (!ok) return false;
-  }
-  return true;
-}
-
-bool ValidLabelName(std::string_view name) {
-  if (name.empty()) return false;
-  for (size_t i = 0; i < name.size(); ++i) {
-    char c = name[i];
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
-              (i > 0 && c >= '0' && c <= '9');
-    if (!ok) return false;
-  }
-  return true;
 }
 
 constexpr std::string_view kPushTime = "push_time_seconds";
@@ -132,7 +112,7 @@ Status PushStore::Push(const Labels& grouping, std::vector<MetricFamily> familie
   size_t pushed_series = 0;
   for (auto& mf : families) {
     if (mf.samples.empty()) continue;
-    if (!ValidMetricName(mf.name)) {
+    if (!IsValidMetricName(mf.name)) {
       return reject(Status::Error("invalid metric name \"" + mf.name + "\""));
     }
     const std::string family_name = PushFamilyName(mf.name, mf.type);
@@ -184,7 +164,7 @@ Status PushStore::Push(const Labels& grouping, std::vector<MetricFamily> familie
       std::vector<Label> kept;
       kept.reserve(sample.labels.size());
       for (auto& l : sample.labels) {
-        if (!ValidLabelName(l.name)) {
+        if (!IsValidLabelName(l.name)) {
           return reject(Status::Error("sample " + SeriesText(mf.name, sample.labels) +
                                       ": invalid label name \"" + l.name + "\""));
         }

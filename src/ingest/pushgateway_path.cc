@@ -2,42 +2,11 @@
 
 #include <vector>
 
+#include "common/names.h"
 #include "http/request.h"
 
 namespace gpumon::ingest {
 namespace {
-
-bool ValidUtf8(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-    if (n == 0 || i + n > s.size()) return false;
-    uint32_t cp = n == 1 ? c : n == 2 ? (c & 0x1F) : n == 3 ? (c & 0x0F) : (c & 0x07);
-    for (size_t k = 1; k < n; ++k) {
-      unsigned char d = static_cast<unsigned char>(s[i + k]);
-      if ((d >> 6) != 0x2) return false;
-      cp = (cp << 6) | (d & 0x3F);
-    }
-    if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-        cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
-      return false;
-    }
-    i += n;
-  }
-  return true;
-}
-
-bool ValidLabelName(std::string_view name) {
-  if (name.empty()) return false;
-  for (size_t i = 0; i < name.size(); ++i) {
-    char c = name[i];
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
-              (i > 0 && c >= '0' && c <= '9');
-    if (!ok) return false;
-  }
-  return true;
-}
 
 int Base64Value(char c) {
   if (c >= 'A' && c <= 'Z') return c - 'A';
@@ -146,7 +115,7 @@ Result<Labels> ParseGroupingPath(std::string_view path) {
       name.resize(name.size() - kB64.size());
       base64 = true;
     }
-    if (!ValidLabelName(name) || name.substr(0, 2) == "__") {
+    if (!IsValidLabelName(name) || name.substr(0, 2) == "__") {
       return Status::Error("invalid label name \"" + name +
                            "\" in the push path (want [a-zA-Z_][a-zA-Z0-9_]*, not starting "
                            "with __)");
@@ -163,7 +132,7 @@ Result<Labels> ParseGroupingPath(std::string_view path) {
       return Status::Error("label " + name + ": malformed percent escape in \"" +
                            std::string(segments[i + 1]) + "\"");
     }
-    if (!ValidUtf8(value)) {
+    if (!IsValidUtf8(value)) {
       return Status::Error("label " + name + ": value is not valid UTF-8");
     }
     if (value.find('\0') != std::string::npos) {

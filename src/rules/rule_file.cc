@@ -5,33 +5,16 @@
 #include <set>
 
 #include "common/duration.h"
+#include "common/names.h"
 #include "promql/parser.h"
 #include "rules/template.h"
 #include "rules/yaml_util.h"
 
 namespace gpumon::rules {
 
-bool IsValidMetricName(std::string_view name) {
-  if (name.empty()) return false;
-  for (size_t i = 0; i < name.size(); ++i) {
-    char c = name[i];
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':' ||
-              (i > 0 && c >= '0' && c <= '9');
-    if (!ok) return false;
-  }
-  return true;
-}
+bool IsValidMetricName(std::string_view name) { return gpumon::IsValidMetricName(name); }
 
-bool IsValidLabelName(std::string_view name) {
-  if (name.empty()) return false;
-  for (size_t i = 0; i < name.size(); ++i) {
-    char c = name[i];
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
-              (i > 0 && c >= '0' && c <= '9');
-    if (!ok) return false;
-  }
-  return true;
-}
+bool IsValidLabelName(std::string_view name) { return gpumon::IsValidLabelName(name); }
 
 namespace {
 
