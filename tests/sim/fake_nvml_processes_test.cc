@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "fake_nvml_loader.h"
 #include "gpu/nvml_api.h"
 #include "sim/process_file.h"
 
@@ -129,28 +130,8 @@ TEST(ProcessFileWatch, AbsentMeansNoneAndChangesAreReread) {
 
 // --- The fake NVML -----------------------------------------------------------
 
-struct Nvml {
-#define GPUMON_TEST_MEMBER(name, ret, params) ret(*name) params = nullptr;
-  GPUMON_NVML_FUNCTIONS(GPUMON_TEST_MEMBER)
-#undef GPUMON_TEST_MEMBER
-  void* handle = nullptr;
-  std::vector<std::string> missing;
-};
-
-const Nvml& Lib() {
-  static const Nvml lib = [] {
-    Nvml l;
-    l.handle = dlopen(GPUMON_FAKE_NVML_PATH, RTLD_NOW | RTLD_LOCAL);
-    if (l.handle == nullptr) return l;
-#define GPUMON_TEST_RESOLVE(name, ret, params)                      \
-  l.name = reinterpret_cast<ret(*) params>(dlsym(l.handle, #name)); \
-  if (l.name == nullptr) l.missing.push_back(#name);
-    GPUMON_NVML_FUNCTIONS(GPUMON_TEST_RESOLVE)
-#undef GPUMON_TEST_RESOLVE
-    return l;
-  }();
-  return lib;
-}
+using Nvml = gpumon::testing::FakeNvml;
+using gpumon::testing::Lib;
 
 class FakeNvmlProcessesTest : public ::testing::Test {
  protected:

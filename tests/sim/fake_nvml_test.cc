@@ -13,34 +13,13 @@
 #include <thread>
 #include <vector>
 
+#include "fake_nvml_loader.h"
 #include "gpu/nvml_api.h"
 
 namespace {
 
-struct Nvml {
-#define GPUMON_TEST_MEMBER(name, ret, params) ret(*name) params = nullptr;
-  GPUMON_NVML_FUNCTIONS(GPUMON_TEST_MEMBER)
-#undef GPUMON_TEST_MEMBER
-  void* handle = nullptr;
-  std::vector<std::string> missing;
-};
-
-Nvml LoadLibrary() {
-  Nvml lib;
-  lib.handle = dlopen(GPUMON_FAKE_NVML_PATH, RTLD_NOW | RTLD_LOCAL);
-  if (lib.handle == nullptr) return lib;
-#define GPUMON_TEST_RESOLVE(name, ret, params)                          \
-  lib.name = reinterpret_cast<ret(*) params>(dlsym(lib.handle, #name)); \
-  if (lib.name == nullptr) lib.missing.push_back(#name);
-  GPUMON_NVML_FUNCTIONS(GPUMON_TEST_RESOLVE)
-#undef GPUMON_TEST_RESOLVE
-  return lib;
-}
-
-const Nvml& Lib() {
-  static const Nvml lib = LoadLibrary();
-  return lib;
-}
+using Nvml = gpumon::testing::FakeNvml;
+using gpumon::testing::Lib;
 
 class FakeNvmlTest : public ::testing::Test {
  protected:
